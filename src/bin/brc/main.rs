@@ -1,0 +1,148 @@
+//! The `brc` command line: a thin layer over the `brc` library.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use brc::output::Format;
+use brc::{Engine, Options};
+use clap::builder::PossibleValue;
+use clap::{Parser, ValueEnum};
+
+const AFTER_HELP: &str = "\
+Input: lines `<name>;<value>`, name 1..100 bytes of UTF-8 without `;`,
+value -?d{1,2}.d (e.g. -12.3). The last line may lack its newline.
+
+Exit status:
+  0  success (also when stdout is a closed pipe)
+  1  malformed input or an I/O error: one line on stderr,
+     `brc: <file>: line <N>: <expected ..., found ...>`, nothing on stdout
+  2  usage error (bad flags or values)";
+
+/// Exact per-station min/mean/max of a `<name>;<value>` measurements file,
+/// fast (the One Billion Row Challenge as a tool).
+#[derive(Parser, Debug)]
+#[command(name = "brc", version, after_help = AFTER_HELP)]
+struct Cli {
+    /// The measurements file.
+    file: PathBuf,
+
+    /// Worker threads [default: all available cores].
+    #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
+
+    /// Aggregation engine.
+    #[arg(short = 'e', long, value_name = "NAME", default_value = "fast")]
+    engine: EngineArg,
+
+    /// Output format.
+    #[arg(short = 'f', long, value_name = "FORMAT", default_value = "official")]
+    format: FormatArg,
+
+    /// Bytes handed to a thread at a time (suffixes K, M, G).
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "4M")]
+    chunk_size: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct EngineArg(Engine);
+
+impl ValueEnum for EngineArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [EngineArg; Engine::ALL.len()] = {
+            let mut all = [EngineArg(Engine::Naive); Engine::ALL.len()];
+            let mut i = 0;
+            while i < all.len() {
+                all[i] = EngineArg(Engine::ALL[i]);
+                i += 1;
+            }
+            all
+        };
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.name()).help(self.0.about()))
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct FormatArg(Format);
+
+impl ValueEnum for FormatArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [FormatArg; 4] = [
+            FormatArg(Format::ALL[0].1),
+            FormatArg(Format::ALL[1].1),
+            FormatArg(Format::ALL[2].1),
+            FormatArg(Format::ALL[3].1),
+        ];
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let (name, _) = Format::ALL.iter().find(|(_, f)| *f == self.0)?;
+        let help = match self.0 {
+            Format::Official => "{A=min/mean/max, ...} on one line",
+            Format::Lines => "one `name=min/mean/max` per line inside { }",
+            Format::Json => "array of {station, min, mean, max, count}",
+            Format::Csv => "header station,min,mean,max,count; RFC 4180 quoting",
+        };
+        Some(PossibleValue::new(*name).help(help))
+    }
+}
+
+/// Parses a byte count such as `4096`, `64K`, `4M` or `1G`.
+fn parse_size(s: &str) -> Result<usize, String> {
+    let (digits, unit) = match s.as_bytes().last() {
+        Some(b'k' | b'K') => (&s[..s.len() - 1], 1 << 10),
+        Some(b'm' | b'M') => (&s[..s.len() - 1], 1 << 20),
+        Some(b'g' | b'G') => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    let n: usize = digits
+        .parse()
+        .map_err(|_| format!("expected a byte count like 4096, 64K or 4M, found `{s}`"))?;
+    match n.checked_mul(unit) {
+        Some(0) => Err("the chunk size must be at least 1 byte".to_string()),
+        Some(n) => Ok(n),
+        None => Err(format!("`{s}` is too large")),
+    }
+}
+
+fn run(cli: &Cli) -> anyhow::Result<()> {
+    let name = cli.file.display();
+    let mut options = Options {
+        chunk_size: cli.chunk_size,
+        ..Options::default()
+    };
+    if let Some(t) = cli.threads {
+        options.threads = t as usize;
+    }
+    let input = brc::input::Input::open(&cli.file).with_context(|| name.to_string())?;
+    let summary =
+        brc::aggregate(cli.engine.0, input.bytes(), &options).with_context(|| name.to_string())?;
+    let out = brc::output::render(&summary, cli.format.0);
+    let mut stdout = io::stdout().lock();
+    stdout.write_all(&out)?;
+    stdout.flush()?;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let broken_pipe = e
+                .downcast_ref::<io::Error>()
+                .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe);
+            if broken_pipe {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("brc: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! The `chunked` engine: the first fast step, built from libraries.
+//!
+//! Bytes instead of strings, `memchr` to find line ends, the strict parser,
+//! and a `hashbrown::HashTable` keyed by a foldhash of the name, one per
+//! thread. It is the baseline the hand-written [`fast`](super) engine must
+//! beat.
+
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+
+use crate::engine::Partial;
+use crate::error::Fault;
+use crate::parse;
+use crate::stats::Stats;
+
+struct Entry {
+    hash: u64,
+    name: Box<[u8]>,
+    stats: Stats,
+    first: usize,
+}
+
+/// One thread's stations, in a foldhash-keyed `HashTable`.
+#[derive(Default)]
+pub struct Table {
+    table: HashTable<Entry>,
+    hasher: foldhash::fast::FixedState,
+}
+
+impl Table {
+    fn add(&mut self, hash: u64, name: &[u8], stats: Stats, first: usize) {
+        let found = self
+            .table
+            .find_mut(hash, |e| e.hash == hash && &*e.name == name);
+        match found {
+            Some(e) => {
+                e.stats.merge(&stats);
+                e.first = e.first.min(first);
+            }
+            None => {
+                let entry = Entry {
+                    hash,
+                    name: name.into(),
+                    stats,
+                    first,
+                };
+                self.table.insert_unique(hash, entry, |e| e.hash);
+            }
+        }
+    }
+}
+
+impl Partial for Table {
+    fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault> {
+        for (start, line) in parse::lines(chunk) {
+            let (name, value) = parse::parse_line(line).map_err(|kind| Fault {
+                offset: offset + start,
+                kind,
+            })?;
+            let hash = self.hasher.hash_one(name);
+            match self
+                .table
+                .find_mut(hash, |e| e.hash == hash && &*e.name == name)
+            {
+                Some(e) => e.stats.add(value),
+                None => self.add(hash, name, Stats::new(value), offset + start),
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, other: Table) {
+        for e in other.table {
+            self.add(e.hash, &e.name, e.stats, e.first);
+        }
+    }
+
+    fn into_entries(self) -> Vec<(Vec<u8>, Stats, usize)> {
+        self.table
+            .into_iter()
+            .map(|e| (e.name.into_vec(), e.stats, e.first))
+            .collect()
+    }
+}

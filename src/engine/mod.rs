@@ -1,0 +1,198 @@
+//! The engines: interchangeable ways of turning an input into a [`Summary`].
+//!
+//! They form a ladder from obviously correct to fast, and all of them give
+//! the same answer and the same error on every input:
+//!
+//! - [`naive`]: one thread, a `HashMap<String, Stats>`, the strict parser on
+//!   every line. The oracle the other engines are tested against.
+//! - [`chunked`]: bytes instead of strings, `memchr` line splitting, a
+//!   foldhash-keyed `hashbrown::HashTable`, and the file split into
+//!   line-aligned chunks handed to threads from an atomic cursor.
+//! - [`fast`] (the default): the `chunked` driver with a hand-written line
+//!   parser and hash table.
+//!
+//! Engines above `naive` share the parallel driver in this module: each
+//! thread feeds chunks into its own [`Partial`], the partials are merged,
+//! and [`Summary::from_entries`] checks each distinct name's UTF-8 once and
+//! sorts.
+
+pub mod chunked;
+pub mod naive;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::chunk::Chunks;
+use crate::error::{DataError, ErrorKind, Fault};
+use crate::stats::Stats;
+
+/// An aggregation engine, selectable by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// The reference: simple, single-threaded, obviously correct.
+    Naive,
+    /// Byte-oriented, foldhash + hashbrown, multi-threaded.
+    Chunked,
+    /// The default: hand-written parser and table, multi-threaded.
+    #[default]
+    Fast,
+}
+
+impl Engine {
+    /// Every engine, from the simplest to the fastest.
+    pub const ALL: [Engine; 3] = [Engine::Naive, Engine::Chunked, Engine::Fast];
+
+    /// The engine's command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Naive => "naive",
+            Engine::Chunked => "chunked",
+            Engine::Fast => "fast",
+        }
+    }
+
+    /// A one-line description for `--help`.
+    pub fn about(self) -> &'static str {
+        match self {
+            Engine::Naive => "reference: HashMap<String, _>, strict parser, one thread",
+            Engine::Chunked => "bytes, memchr, foldhash + hashbrown table, parallel chunks",
+            Engine::Fast => "hand-written SWAR parser and hash table, parallel chunks",
+        }
+    }
+
+    /// Looks an engine up by its command-line name.
+    pub fn from_name(name: &str) -> Option<Engine> {
+        Engine::ALL.into_iter().find(|e| e.name() == name)
+    }
+}
+
+/// How an engine runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Worker threads (at least 1). `naive` always uses one.
+    pub threads: usize,
+    /// Nominal chunk size in bytes handed to a thread at a time; chunk
+    /// boundaries move forward to the next line start.
+    pub chunk_size: usize,
+}
+
+/// The default chunk size: small enough that two threads finish within a
+/// few milliseconds of each other, large enough that claiming a chunk is
+/// negligible.
+pub const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            chunk_size: DEFAULT_CHUNK_SIZE,
+        }
+    }
+}
+
+/// The result: every station with its stats, sorted by the name's bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// `(name, stats)` pairs sorted by name.
+    pub stations: Vec<(String, Stats)>,
+}
+
+impl Summary {
+    /// Builds a summary from distinct raw names, each with its stats and the
+    /// offset of the line it first appeared on. Checks each name's UTF-8
+    /// once; returns the first fault in the input, counting `fault` (the
+    /// first parse fault an engine met, if any).
+    pub fn from_entries(
+        entries: impl IntoIterator<Item = (Vec<u8>, Stats, usize)>,
+        fault: Option<Fault>,
+    ) -> Result<Summary, Fault> {
+        let mut fault = fault;
+        let mut stations = Vec::new();
+        for (name, stats, first) in entries {
+            match String::from_utf8(name) {
+                Ok(name) => stations.push((name, stats)),
+                Err(e) => {
+                    let bad = Fault {
+                        offset: first,
+                        kind: ErrorKind::InvalidUtf8 {
+                            name: e.into_bytes(),
+                        },
+                    };
+                    fault = Fault::first(fault, Some(bad));
+                }
+            }
+        }
+        if let Some(fault) = fault {
+            return Err(fault);
+        }
+        stations.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Ok(Summary { stations })
+    }
+}
+
+/// Aggregates `input` with `engine`.
+pub fn aggregate(engine: Engine, input: &[u8], options: &Options) -> Result<Summary, DataError> {
+    let result = match engine {
+        Engine::Naive => naive::aggregate(input),
+        Engine::Chunked => run_parallel::<chunked::Table>(input, options),
+        Engine::Fast => run_parallel::<chunked::Table>(input, options),
+    };
+    result.map_err(|fault| fault.locate(input))
+}
+
+/// Per-thread state of a parallel engine: what it has aggregated so far.
+pub trait Partial: Default + Send {
+    /// Aggregates `chunk`, which starts at a line start at byte `offset` of
+    /// the input and ends after a `\n` or at the end of the input. Stops at
+    /// the first malformed line and reports it.
+    fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault>;
+
+    /// Folds another thread's state into this one.
+    fn merge(&mut self, other: Self);
+
+    /// The distinct raw names, each with its stats and the offset of the
+    /// line it first appeared on.
+    fn into_entries(self) -> Vec<(Vec<u8>, Stats, usize)>;
+}
+
+/// Runs a parallel engine: threads claim chunks in input order from an
+/// atomic cursor, each feeds its own [`Partial`], then the partials merge.
+pub fn run_parallel<P: Partial>(input: &[u8], options: &Options) -> Result<Summary, Fault> {
+    let chunks = Chunks::new(input, options.chunk_size);
+    // Offset of the first fault found so far: chunks starting after it
+    // cannot hold an earlier fault, so they are skipped.
+    let fault_bound = AtomicUsize::new(usize::MAX);
+    let work = || {
+        let mut partial = P::default();
+        let mut fault = None;
+        while let Some((offset, chunk)) = chunks.claim() {
+            if offset > fault_bound.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Err(f) = partial.feed(chunk, offset) {
+                fault_bound.fetch_min(f.offset, Ordering::Relaxed);
+                fault = Fault::first(fault, Some(f));
+                break;
+            }
+        }
+        (partial, fault)
+    };
+    let threads = options.threads.max(1);
+    let results: Vec<(P, Option<Fault>)> = if threads == 1 {
+        vec![work()]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    };
+    let mut merged = P::default();
+    let mut fault = None;
+    for (partial, f) in results {
+        merged.merge(partial);
+        fault = Fault::first(fault, f);
+    }
+    Summary::from_entries(merged.into_entries(), fault)
+}

@@ -1,0 +1,151 @@
+//! Typed errors for malformed input.
+//!
+//! Engines find a fault as a byte offset (the start of the offending line);
+//! the 1-based line number is counted only then, on the error path, so the
+//! hot loops never count lines (as ripgrep does).
+
+use std::fmt;
+
+/// What is wrong with a line: what was expected, and what was found.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ErrorKind {
+    /// A line with no bytes at all (two `\n` in a row, or a leading `\n`).
+    #[error("expected `<name>;<value>`, found an empty line")]
+    EmptyLine,
+    /// A line without any `;`.
+    #[error("expected `;` between name and value, found none in {}", Shown(.line))]
+    MissingSemicolon {
+        /// The start of the line.
+        line: Vec<u8>,
+    },
+    /// A line starting with `;`.
+    #[error("expected a station name before `;`, found an empty name")]
+    EmptyName,
+    /// A name longer than [`MAX_NAME_LEN`](crate::parse::MAX_NAME_LEN).
+    #[error("expected a station name of at most 100 bytes, found one of {len} bytes")]
+    NameTooLong {
+        /// The name's length in bytes.
+        len: usize,
+    },
+    /// A name that is not valid UTF-8.
+    #[error("expected a UTF-8 station name, found invalid UTF-8 in {}", Shown(.name))]
+    InvalidUtf8 {
+        /// The offending name.
+        name: Vec<u8>,
+    },
+    /// A value that does not match `-?\d{1,2}\.\d`.
+    #[error("expected a value like `-12.3` (-?d{{1,2}}.d), found {}", Shown(.value))]
+    InvalidValue {
+        /// Everything after the first `;` on the line.
+        value: Vec<u8>,
+    },
+}
+
+/// A malformed line: where it is and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {kind}")]
+pub struct DataError {
+    /// 1-based line number of the offending line.
+    pub line: u64,
+    /// Byte offset of the start of the offending line.
+    pub offset: u64,
+    /// What is wrong.
+    pub kind: ErrorKind,
+}
+
+/// A fault found by an engine, before its line number is known.
+///
+/// Engines report the first fault of each piece of work they do; the fault
+/// with the smallest offset is the first one in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// Byte offset of the start of the offending line.
+    pub offset: usize,
+    /// What is wrong.
+    pub kind: ErrorKind,
+}
+
+impl Fault {
+    /// Turns the fault into a [`DataError`] by counting the lines of
+    /// `input` before it; `input` must be the whole input the offset is
+    /// relative to.
+    pub fn locate(self, input: &[u8]) -> DataError {
+        let line = memchr::memchr_iter(b'\n', &input[..self.offset]).count() as u64 + 1;
+        DataError {
+            line,
+            offset: self.offset as u64,
+            kind: self.kind,
+        }
+    }
+
+    /// Keeps whichever of two optional faults comes first in the input.
+    pub fn first(a: Option<Fault>, b: Option<Fault>) -> Option<Fault> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(if b.offset < a.offset { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// Displays a piece of a malformed line for a person: quoted, with control
+/// characters escaped, invalid UTF-8 shown as `\xNN`, cut after 40 bytes.
+struct Shown<'a>(&'a [u8]);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const LIMIT: usize = 40;
+        if self.0.is_empty() {
+            return f.write_str("nothing");
+        }
+        let cut = self.0.len() > LIMIT;
+        let bytes = &self.0[..self.0.len().min(LIMIT)];
+        f.write_str("`")?;
+        for chunk in bytes.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if c == '`' {
+                    f.write_str("\\`")?;
+                } else {
+                    write!(f, "{}", c.escape_debug())?;
+                }
+            }
+            for b in chunk.invalid() {
+                write!(f, "\\x{b:02x}")?;
+            }
+        }
+        f.write_str(if cut { "…`" } else { "`" })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locate_counts_lines_before_the_offset() {
+        let input = b"a;1.0\nb;2.0\nbad\n";
+        let e = Fault {
+            offset: 12,
+            kind: ErrorKind::EmptyLine,
+        }
+        .locate(input);
+        assert_eq!(e.line, 3);
+        assert_eq!(e.offset, 12);
+    }
+
+    #[test]
+    fn messages_show_what_was_found() {
+        let e = ErrorKind::InvalidValue {
+            value: b"12.34".to_vec(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "expected a value like `-12.3` (-?d{1,2}.d), found `12.34`"
+        );
+        let e = ErrorKind::InvalidUtf8 {
+            name: b"ab\xffc\t".to_vec(),
+        };
+        assert!(e.to_string().ends_with("`ab\\xffc\\t`"), "{e}");
+        let e = ErrorKind::InvalidValue { value: vec![] };
+        assert!(e.to_string().ends_with("found nothing"), "{e}");
+    }
+}

@@ -1,0 +1,24 @@
+//! brc: exact, fast aggregation of `<name>;<value>` measurement files.
+//!
+//! The library holds everything; the `brc` binary is a thin command line
+//! over it. The pieces, in the order data flows through them:
+//!
+//! - [`parse`]: the strict line grammar and the value parser (integer tenths).
+//! - [`stats`]: the exact per-station accumulator and the official rounding rule.
+//! - [`engine`]: the interchangeable engines that turn bytes into a
+//!   [`Summary`](engine::Summary); `naive` is the oracle every other engine is
+//!   tested against.
+//! - [`output`]: the output formats (official one-line, lines, JSON, CSV).
+//! - [`error`]: the typed errors, carrying byte offsets and line numbers.
+
+pub mod chunk;
+pub mod engine;
+pub mod error;
+pub mod input;
+pub mod output;
+pub mod parse;
+pub mod stats;
+
+pub use engine::{aggregate, Engine, Options, Summary};
+pub use error::{DataError, ErrorKind};
+pub use stats::Stats;
