@@ -17,7 +17,9 @@ pub mod error;
 pub mod input;
 pub mod output;
 pub mod parse;
+pub mod scan;
 pub mod stats;
+pub mod table;
 
 pub use engine::{aggregate, Engine, Options, Summary};
 pub use error::{DataError, ErrorKind};

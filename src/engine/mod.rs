@@ -8,8 +8,9 @@
 //! - [`chunked`]: bytes instead of strings, `memchr` line splitting, a
 //!   foldhash-keyed `hashbrown::HashTable`, and the file split into
 //!   line-aligned chunks handed to threads from an atomic cursor.
-//! - [`fast`] (the default): the `chunked` driver with a hand-written line
-//!   parser and hash table.
+//! - [`fast`] (the default): the same driver with the hand-written scanner
+//!   of [`crate::scan`] (AVX2 where the CPU has it) and the hand-written
+//!   [`crate::table::Table`]; `swar` is the same with the portable kernel.
 //!
 //! Engines above `naive` share the parallel driver in this module: each
 //! thread feeds chunks into its own [`Partial`], the partials are merged,
@@ -17,6 +18,7 @@
 //! sorts.
 
 pub mod chunked;
+pub mod fast;
 pub mod naive;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,6 +34,8 @@ pub enum Engine {
     Naive,
     /// Byte-oriented, foldhash + hashbrown, multi-threaded.
     Chunked,
+    /// Hand-written scanner (portable SWAR kernel) and table, multi-threaded.
+    Swar,
     /// The default: hand-written parser and table, multi-threaded.
     #[default]
     Fast,
@@ -39,13 +43,14 @@ pub enum Engine {
 
 impl Engine {
     /// Every engine, from the simplest to the fastest.
-    pub const ALL: [Engine; 3] = [Engine::Naive, Engine::Chunked, Engine::Fast];
+    pub const ALL: [Engine; 4] = [Engine::Naive, Engine::Chunked, Engine::Swar, Engine::Fast];
 
     /// The engine's command-line name.
     pub fn name(self) -> &'static str {
         match self {
             Engine::Naive => "naive",
             Engine::Chunked => "chunked",
+            Engine::Swar => "swar",
             Engine::Fast => "fast",
         }
     }
@@ -55,7 +60,8 @@ impl Engine {
         match self {
             Engine::Naive => "reference: HashMap<String, _>, strict parser, one thread",
             Engine::Chunked => "bytes, memchr, foldhash + hashbrown table, parallel chunks",
-            Engine::Fast => "hand-written SWAR parser and hash table, parallel chunks",
+            Engine::Swar => "hand-written SWAR scanner and hash table, parallel chunks",
+            Engine::Fast => "like swar, with AVX2 when the CPU has it (default)",
         }
     }
 
@@ -98,9 +104,10 @@ pub struct Summary {
 
 impl Summary {
     /// Builds a summary from distinct raw names, each with its stats and the
-    /// offset of the line it first appeared on. Checks each name's UTF-8
-    /// once; returns the first fault in the input, counting `fault` (the
-    /// first parse fault an engine met, if any).
+    /// offset of the line it first appeared on. Checks each distinct name
+    /// once (valid UTF-8, no `\n`) instead of every row; returns the first
+    /// fault in the input, counting `fault` (the first parse fault an engine
+    /// met, if any).
     pub fn from_entries(
         entries: impl IntoIterator<Item = (Vec<u8>, Stats, usize)>,
         fault: Option<Fault>,
@@ -108,6 +115,24 @@ impl Summary {
         let mut fault = fault;
         let mut stations = Vec::new();
         for (name, stats, first) in entries {
+            if let Some(nl) = memchr::memchr(b'\n', &name) {
+                // A scanner that looks only for `;` read two lines as one;
+                // the first of them has no `;`, as `parse_line` would say.
+                let kind = match nl {
+                    0 => ErrorKind::EmptyLine,
+                    _ => ErrorKind::MissingSemicolon {
+                        line: name[..nl].to_vec(),
+                    },
+                };
+                fault = Fault::first(
+                    fault,
+                    Some(Fault {
+                        offset: first,
+                        kind,
+                    }),
+                );
+                continue;
+            }
             match String::from_utf8(name) {
                 Ok(name) => stations.push((name, stats)),
                 Err(e) => {
@@ -134,7 +159,8 @@ pub fn aggregate(engine: Engine, input: &[u8], options: &Options) -> Result<Summ
     let result = match engine {
         Engine::Naive => naive::aggregate(input),
         Engine::Chunked => run_parallel::<chunked::Table>(input, options),
-        Engine::Fast => run_parallel::<chunked::Table>(input, options),
+        Engine::Swar => run_parallel::<fast::Fast<true>>(input, options),
+        Engine::Fast => run_parallel::<fast::Fast<false>>(input, options),
     };
     result.map_err(|fault| fault.locate(input))
 }

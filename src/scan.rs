@@ -1,0 +1,284 @@
+//! Reading a line a word or a vector at a time: the fast engines' parser.
+//!
+//! [`parse_line`](crate::parse::parse_line) is the definition of the
+//! grammar; this module computes the same thing without a loop over bytes:
+//! the `;` is found with one 32-byte AVX2 compare (or two 8-byte SWAR
+//! steps on CPUs without AVX2) and the value is parsed and validated from
+//! one 8-byte word with no data-dependent branch. Anything unusual (a name
+//! of 32 or more bytes, a malformed line, the end of a chunk) makes the
+//! scanner stop and hand the line to the strict parser, so both always
+//! agree on what is valid.
+//!
+//! Every line read here may touch up to [`PAD`] bytes from its start; the
+//! safe entry point [`scan`] only starts lines at least that far from the
+//! end of its buffer, which is what makes the unchecked loads inside sound.
+
+use crate::parse::MAX_NAME_LEN;
+use crate::table::Table;
+
+/// Bytes a line read may touch past its start: the longest valid line is
+/// 100 + 1 + 5 + 1 = 107 bytes, and the `;` search reads 4 × 32 bytes.
+pub const PAD: usize = 128;
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// High bit of every byte of `w` equal to `byte`. Exact for the lowest
+/// match; bits above it may be spurious (borrows), so callers only use the
+/// lowest set bit.
+#[inline(always)]
+fn matches(w: u64, byte: u8) -> u64 {
+    let x = w ^ (LO * u64::from(byte));
+    x.wrapping_sub(LO) & !x & HI
+}
+
+/// Parses the value at the start of `w` (the 8 bytes after `;`, little
+/// endian), which must be `-?\d{1,2}\.\d\n`. Returns the value in tenths and
+/// the number of bytes it took, `\n` included; `None` if the bytes do not
+/// match exactly.
+///
+/// The arithmetic is Quan Anh Mai's branch-free 1BRC value parser: find the
+/// `.` by bit 4 (clear in `.` and `-`, set in digits), shift the digits to
+/// fixed places and combine them with one multiplication. The validation
+/// around it is this project's: it checks every byte of the token so that
+/// no malformed value is ever turned into a number.
+#[inline(always)]
+pub fn parse_value(w: u64) -> Option<(i16, usize)> {
+    // Bit index of bit 4 of the first of bytes 1..=3 that is not a digit.
+    let dot = (!w & 0x1010_1000).trailing_zeros();
+    let d = (dot >> 3) as usize; // byte index of the `.` candidate: 1..=3, or 8
+    let neg = (w & 0xff) == u64::from(b'-');
+    let s = usize::from(neg);
+    // Digits are required in bytes s..d and at d + 1.
+    let t = w ^ (LO * u64::from(b'0'));
+    let not_digit = ((t & !HI).wrapping_add(LO * 0x76) | t) & HI;
+    let below_dot = (1u64 << ((d & 7) * 8)).wrapping_sub(1) & !(0xffu64 * s as u64);
+    let digit_at = (below_dot | (0xffu64 << (((d + 1) & 7) * 8))) & HI;
+    // Bytes d, d + 1, d + 2 must be `.`, a digit, `\n`.
+    let frame = (w >> ((d & 7) * 8)) & 0x00ff_00ff;
+    let valid =
+        d <= 3 && (d - s).wrapping_sub(1) < 2 && not_digit & digit_at == 0 && frame == 0x000a_002e;
+    if !valid {
+        return None;
+    }
+    let signed = -(neg as i64);
+    let digits = ((w & !((signed as u64) & 0xff)) << (28 - dot)) & 0x0f_000f_0f00;
+    let abs = (digits.wrapping_mul(0x640a_0001) >> 32) & 0x3ff;
+    let value = ((abs as i64) ^ signed) - signed;
+    Some((value as i16, d + 3))
+}
+
+/// Where the `;` of a line is, as its lowest-level kernels find it.
+trait Kernel {
+    /// Reads the first bytes of the line at `p` and returns the name's
+    /// length if the `;` was among them, and the name's first 16 bytes as
+    /// zero-padded words (all 16 bytes when the name is longer).
+    ///
+    /// # Safety
+    /// `p` must be valid for reads of 32 bytes.
+    unsafe fn name(p: *const u8) -> (Option<usize>, u64, u64);
+}
+
+/// Reads a little-endian `u64` at `p`.
+///
+/// # Safety
+/// `p` must be valid for reads of 8 bytes.
+#[inline(always)]
+unsafe fn load(p: *const u8) -> u64 {
+    // SAFETY: the caller guarantees 8 readable bytes; no alignment needed.
+    u64::from_le(unsafe { p.cast::<u64>().read_unaligned() })
+}
+
+/// Portable kernel: two 8-byte SWAR steps.
+struct Swar;
+
+impl Kernel for Swar {
+    #[inline(always)]
+    unsafe fn name(p: *const u8) -> (Option<usize>, u64, u64) {
+        // SAFETY: the caller guarantees 32 readable bytes at `p`.
+        let (w0, w1) = unsafe { (load(p), load(p.add(8))) };
+        let m0 = matches(w0, b';');
+        if m0 != 0 {
+            let len = (m0.trailing_zeros() / 8) as usize;
+            return (Some(len), w0 & ((m0 ^ (m0 - 1)) >> 8), 0);
+        }
+        let m1 = matches(w1, b';');
+        if m1 != 0 {
+            let len = 8 + (m1.trailing_zeros() / 8) as usize;
+            return (Some(len), w0, w1 & ((m1 ^ (m1 - 1)) >> 8));
+        }
+        (None, w0, w1)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    /// `0xff` × 16 then `0` × 16: 16 bytes loaded from `16 - n` keep `n`.
+    static KEEP: [u8; 32] = {
+        let mut k = [0u8; 32];
+        let mut i = 0;
+        while i < 16 {
+            k[i] = 0xff;
+            i += 1;
+        }
+        k
+    };
+
+    /// AVX2 kernel: one 32-byte compare finds the `;` of nearly every name.
+    pub(super) struct Avx2;
+
+    impl super::Kernel for Avx2 {
+        #[inline(always)]
+        unsafe fn name(p: *const u8) -> (Option<usize>, u64, u64) {
+            // SAFETY: the caller guarantees 32 readable bytes at `p` and
+            // only instantiates this kernel inside a function compiled
+            // with AVX2 after checking the CPU has it. `KEEP` has 32
+            // bytes and `16 - n` with `n <= 16` keeps the load inside it.
+            unsafe {
+                let v = _mm256_loadu_si256(p.cast());
+                let hits = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b';' as i8));
+                let m = _mm256_movemask_epi8(hits) as u32;
+                let len = m.trailing_zeros() as usize;
+                let n = len.min(16);
+                let keep = _mm_loadu_si128(KEEP.as_ptr().add(16 - n).cast());
+                let key = _mm_and_si128(_mm256_castsi256_si128(v), keep);
+                let a = _mm_cvtsi128_si64(key) as u64;
+                let b = _mm_extract_epi64::<1>(key) as u64;
+                ((m != 0).then_some(len), a, b)
+            }
+        }
+    }
+}
+
+/// Parses lines of `buf` starting at `start` while they start before
+/// `limit`, adding each to `table` with its offset `base + position`.
+///
+/// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`,
+/// the start of a line the scanner does not accept (malformed, or a name
+/// of 32 or more bytes for the SWAR kernel's second step); the caller hands
+/// that line to the strict parser and resumes after it.
+///
+/// # Safety
+/// `limit + PAD <= buf.len()`, and the kernel's CPU features are present.
+#[inline(always)]
+unsafe fn lines<K: Kernel>(
+    table: &mut Table,
+    buf: &[u8],
+    start: usize,
+    limit: usize,
+    base: usize,
+) -> Result<usize, usize> {
+    let ptr = buf.as_ptr();
+    let mut p = start;
+    while p < limit {
+        // SAFETY (every unchecked access below): `p < limit`, so
+        // `p + PAD <= buf.len()`. The name read touches `p..p + 32`, the
+        // value read `p + len + 1..p + len + 9` with `len <= MAX_NAME_LEN`
+        // checked first, and `p + 100 + 9 < p + PAD`.
+        let (found, a, b) = unsafe { K::name(ptr.add(p)) };
+        let Some(len) = found else {
+            return Err(p);
+        };
+        if len.wrapping_sub(1) >= MAX_NAME_LEN {
+            return Err(p);
+        }
+        let w = unsafe { load(ptr.add(p + len + 1)) };
+        let Some((value, used)) = parse_value(w) else {
+            return Err(p);
+        };
+        let name = unsafe { buf.get_unchecked(p..p + len) };
+        table.add(a, b, name, value, base + p);
+        p += len + 1 + used;
+    }
+    Ok(p)
+}
+
+/// Which kernel [`scan`] uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernels {
+    /// The best this CPU has (AVX2 if present, else SWAR).
+    Best,
+    /// SWAR only: portable, and how the fallback is tested on AVX2 CPUs.
+    Portable,
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn lines_avx2(
+    table: &mut Table,
+    buf: &[u8],
+    start: usize,
+    limit: usize,
+    base: usize,
+) -> Result<usize, usize> {
+    // SAFETY: forwarded from the caller (bounds; AVX2 present).
+    unsafe { lines::<avx2::Avx2>(table, buf, start, limit, base) }
+}
+
+/// Parses the lines of `buf` that start in `start..limit` into `table`
+/// (see [`lines`] for the result), with bounds and CPU features checked.
+///
+/// # Panics
+/// If `limit + PAD > buf.len()`.
+pub fn scan(
+    kernels: Kernels,
+    table: &mut Table,
+    buf: &[u8],
+    start: usize,
+    limit: usize,
+    base: usize,
+) -> Result<usize, usize> {
+    assert!(limit.saturating_add(PAD) <= buf.len());
+    #[cfg(target_arch = "x86_64")]
+    if kernels == Kernels::Best && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: bounds asserted above, AVX2 detected at run time.
+        return unsafe { lines_avx2(table, buf, start, limit, base) };
+    }
+    let _ = kernels;
+    // SAFETY: bounds asserted above; SWAR needs no CPU feature.
+    unsafe { lines::<Swar>(table, buf, start, limit, base) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word(s: &[u8]) -> u64 {
+        let mut b = [0u8; 8];
+        b[..s.len().min(8)].copy_from_slice(&s[..s.len().min(8)]);
+        u64::from_le_bytes(b)
+    }
+
+    #[test]
+    fn parse_value_agrees_with_the_strict_parser_on_every_short_token() {
+        // Every token of up to 5 bytes over an alphabet that holds every
+        // byte class the parser distinguishes, followed by `\n` and junk.
+        let alphabet = b"-.09\n;a5/:+ \x00\xff";
+        let mut tokens = vec![Vec::new()];
+        for _ in 0..5 {
+            let next: Vec<Vec<u8>> = tokens
+                .iter()
+                .filter(|t| t.len() < 5)
+                .flat_map(|t| alphabet.iter().map(move |&c| [t.clone(), vec![c]].concat()))
+                .collect();
+            tokens.extend(next);
+        }
+        tokens.sort();
+        tokens.dedup();
+        for t in &tokens {
+            for tail in [&b"\n"[..], b"\nx;1.0", b"\n\n\n", b"1\n"] {
+                let bytes = [t.as_slice(), tail].concat();
+                let nl = bytes.iter().position(|&c| c == b'\n').unwrap();
+                let want = crate::parse::parse_value(&bytes[..nl]).map(|v| (v, nl + 1));
+                assert_eq!(
+                    parse_value(word(&bytes)),
+                    want,
+                    "{:?}",
+                    String::from_utf8_lossy(&bytes)
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! The hand-written per-thread hash table of the fast engines.
+//!
+//! Why not `hashbrown`: the `chunked` engine uses a foldhash-keyed
+//! `hashbrown::HashTable` and is the baseline this table must beat (see
+//! docs/PERFORMANCE.md for the measured ratio). This table wins because it
+//! is shaped for this one job:
+//!
+//! - the scanner hands over a name's first 16 bytes as two zero-padded
+//!   words, so hashing a short name is one folded multiply of registers it
+//!   already holds, and comparing it is three integer compares against one
+//!   64-byte slot that also holds the stats (one cache line per row);
+//! - names longer than 16 bytes keep their tail in an arena and are
+//!   compared in full: a hash match alone is never taken as equality;
+//! - open addressing with linear probing over a power-of-two array, at most
+//!   half full, no tombstones (nothing is ever removed).
+
+use crate::stats::Stats;
+
+/// Bytes of a name stored inline in a slot.
+const INLINE: usize = 16;
+
+/// One station: its key, its stats and where it was first seen.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Slot {
+    /// Name bytes 0..8, little-endian, zero past the name's end.
+    a: u64,
+    /// Name bytes 8..16, little-endian, zero past the name's end.
+    b: u64,
+    /// Name length in bytes; 0 marks an empty slot (names are never empty).
+    len: u32,
+    min: i16,
+    max: i16,
+    sum: i64,
+    count: u64,
+    hash: u64,
+    /// Where bytes 16.. of a long name start in the arena.
+    tail: usize,
+    /// Offset of the line this name was first seen on.
+    first: usize,
+}
+
+const EMPTY: Slot = Slot {
+    a: 0,
+    b: 0,
+    len: 0,
+    min: 0,
+    max: 0,
+    sum: 0,
+    count: 0,
+    hash: 0,
+    tail: 0,
+    first: 0,
+};
+
+/// The first 16 bytes of a name as two little-endian words, zero-padded.
+#[inline]
+pub fn key_words(name: &[u8]) -> (u64, u64) {
+    let mut buf = [0u8; INLINE];
+    let n = name.len().min(INLINE);
+    buf[..n].copy_from_slice(&name[..n]);
+    let a = u64::from_le_bytes(buf[..8].try_into().unwrap());
+    let b = u64::from_le_bytes(buf[8..].try_into().unwrap());
+    (a, b)
+}
+
+/// Multiplies as 128 bits and folds the halves: the mixing step of
+/// foldhash and wyhash, one `mul` on x86-64.
+#[inline(always)]
+fn fold(x: u64, y: u64) -> u64 {
+    let m = u128::from(x) * u128::from(y);
+    m as u64 ^ (m >> 64) as u64
+}
+
+const K0: u64 = 0x243f_6a88_85a3_08d3;
+const K1: u64 = 0x1319_8a2e_0370_7344;
+const K2: u64 = 0xa409_3822_299f_31d0;
+
+/// Hashes a name given its first 16 bytes as words (`a`, `b`), its length
+/// and the whole name. Every byte of the name contributes, so names that
+/// share a long prefix do not pile up in one probe chain.
+#[inline(always)]
+pub fn hash(a: u64, b: u64, name: &[u8]) -> u64 {
+    let h = fold(a ^ K0, b ^ K1 ^ name.len() as u64);
+    if name.len() > INLINE {
+        hash_tail(h, &name[INLINE..])
+    } else {
+        h
+    }
+}
+
+#[inline(never)]
+#[cold]
+fn hash_tail(mut h: u64, tail: &[u8]) -> u64 {
+    for block in tail.chunks(INLINE) {
+        let (x, y) = key_words(block);
+        h = fold(h ^ x ^ K2, y ^ K1);
+    }
+    h
+}
+
+/// An open-addressing table from station names to [`Stats`].
+pub struct Table {
+    slots: Vec<Slot>,
+    /// `slots.len() - 1`; the length is a power of two.
+    mask: usize,
+    /// Occupied slots.
+    len: usize,
+    /// Bytes 16.. of every long name, back to back.
+    arena: Vec<u8>,
+}
+
+impl Default for Table {
+    fn default() -> Table {
+        Table::with_capacity(1 << 10)
+    }
+}
+
+impl Table {
+    /// A table with `slots` slots (rounded up to a power of two).
+    pub fn with_capacity(slots: usize) -> Table {
+        let n = slots.next_power_of_two().max(8);
+        Table {
+            slots: vec![EMPTY; n],
+            mask: n - 1,
+            len: 0,
+            arena: Vec::new(),
+        }
+    }
+
+    /// Number of distinct names.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the table holds no names.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Adds one row. `a`, `b` must be [`key_words`] of `name`, and `name`
+    /// 1..=`u32::MAX` bytes; `offset` is where the row's line starts.
+    #[inline(always)]
+    pub fn add(&mut self, a: u64, b: u64, name: &[u8], value: i16, offset: usize) {
+        debug_assert_eq!((a, b), key_words(name));
+        let h = hash(a, b, name);
+        let mut i = h as usize & self.mask;
+        loop {
+            // Indexing cannot fail: `i` is masked to the power-of-two length.
+            let s = &mut self.slots[i & self.mask];
+            if s.a == a && s.b == b && s.len as usize == name.len() {
+                if name.len() <= INLINE || self.tail_eq(i, name) {
+                    let s = &mut self.slots[i & self.mask];
+                    s.min = s.min.min(value);
+                    s.max = s.max.max(value);
+                    s.sum += i64::from(value);
+                    s.count += 1;
+                    return;
+                }
+            } else if s.len == 0 {
+                self.insert(i, h, a, b, name, Stats::new(value), offset);
+                return;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    #[inline(never)]
+    fn tail_eq(&self, i: usize, name: &[u8]) -> bool {
+        let s = &self.slots[i];
+        let tail = &name[INLINE..];
+        self.arena.get(s.tail..s.tail + tail.len()) == Some(tail)
+    }
+
+    /// Fills the empty slot `i` and grows the table past half full.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn insert(
+        &mut self,
+        i: usize,
+        h: u64,
+        a: u64,
+        b: u64,
+        name: &[u8],
+        stats: Stats,
+        first: usize,
+    ) {
+        let tail = self.arena.len();
+        if name.len() > INLINE {
+            self.arena.extend_from_slice(&name[INLINE..]);
+        }
+        self.slots[i] = Slot {
+            a,
+            b,
+            len: u32::try_from(name.len()).expect("names are at most 100 bytes"),
+            min: stats.min,
+            max: stats.max,
+            sum: stats.sum,
+            count: stats.count,
+            hash: h,
+            tail,
+            first,
+        };
+        self.len += 1;
+        if self.len * 2 > self.slots.len() {
+            self.grow();
+        }
+    }
+
+    fn grow(&mut self) {
+        let n = self.slots.len() * 2;
+        let old = std::mem::replace(&mut self.slots, vec![EMPTY; n]);
+        self.mask = n - 1;
+        for s in old.into_iter().filter(|s| s.len != 0) {
+            let mut i = s.hash as usize & self.mask;
+            while self.slots[i].len != 0 {
+                i = (i + 1) & self.mask;
+            }
+            self.slots[i] = s;
+        }
+    }
+
+    /// The full name stored in a slot.
+    fn name(&self, s: &Slot) -> Vec<u8> {
+        let mut name = [s.a.to_le_bytes(), s.b.to_le_bytes()].concat();
+        let len = s.len as usize;
+        if len > INLINE {
+            name.extend_from_slice(&self.arena[s.tail..s.tail + len - INLINE]);
+        } else {
+            name.truncate(len);
+        }
+        name
+    }
+
+    /// Folds stats for `name` first seen at `first` into the table.
+    pub fn merge_stats(&mut self, name: &[u8], stats: &Stats, first: usize) {
+        let (a, b) = key_words(name);
+        let h = hash(a, b, name);
+        let mut i = h as usize & self.mask;
+        loop {
+            let s = &self.slots[i];
+            if s.len == 0 {
+                self.insert(i, h, a, b, name, *stats, first);
+                return;
+            }
+            if s.a == a
+                && s.b == b
+                && s.len as usize == name.len()
+                && (name.len() <= INLINE || self.tail_eq(i, name))
+            {
+                let s = &mut self.slots[i];
+                s.min = s.min.min(stats.min);
+                s.max = s.max.max(stats.max);
+                s.sum += stats.sum;
+                s.count += stats.count;
+                s.first = s.first.min(first);
+                return;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Every name with its stats and first offset, in no particular order.
+    pub fn entries(&self) -> impl Iterator<Item = (Vec<u8>, Stats, usize)> + '_ {
+        self.slots.iter().filter(|s| s.len != 0).map(|s| {
+            let stats = Stats {
+                min: s.min,
+                max: s.max,
+                sum: s.sum,
+                count: s.count,
+            };
+            (self.name(s), stats, s.first)
+        })
+    }
+
+    /// Folds another table into this one.
+    pub fn merge(&mut self, other: &Table) {
+        for (name, stats, first) in other.entries() {
+            self.merge_stats(&name, &stats, first);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn add(t: &mut Table, name: &[u8], value: i16, offset: usize) {
+        let (a, b) = key_words(name);
+        t.add(a, b, name, value, offset);
+    }
+
+    #[test]
+    fn agrees_with_a_hashmap_across_growth_and_long_names() {
+        let mut t = Table::with_capacity(8);
+        let mut want: HashMap<Vec<u8>, (Stats, usize)> = HashMap::new();
+        for i in 0..5000usize {
+            let k = i * 7919 % 1300;
+            // Short, exactly 16, NUL-padded and long names sharing prefixes.
+            let name = match k % 4 {
+                0 => format!("s{k}").into_bytes(),
+                1 => format!("{:0>16}", k).into_bytes(),
+                2 => [format!("n{}", k % 10).into_bytes(), vec![0; k % 5]].concat(),
+                _ => format!("{}{k}", "long-prefix-".repeat(7)).into_bytes(),
+            };
+            let value = (i % 1999) as i16 - 999;
+            add(&mut t, &name, value, i);
+            want.entry(name)
+                .and_modify(|(s, _)| s.add(value))
+                .or_insert((Stats::new(value), i));
+        }
+        let got: HashMap<Vec<u8>, (Stats, usize)> =
+            t.entries().map(|(n, s, f)| (n, (s, f))).collect();
+        assert_eq!(got, want);
+        assert_eq!(t.len(), want.len());
+    }
+
+    #[test]
+    fn merge_sums_and_keeps_the_first_offset() {
+        let mut x = Table::default();
+        let mut y = Table::default();
+        add(&mut x, b"a", 10, 50);
+        add(&mut y, b"a", -10, 20);
+        add(&mut y, b"b", 5, 30);
+        x.merge(&y);
+        let mut got: Vec<_> = x.entries().collect();
+        got.sort_by(|x, y| x.0.cmp(&y.0));
+        let mut a = Stats::new(10);
+        a.add(-10);
+        assert_eq!(
+            got,
+            vec![(b"a".to_vec(), a, 20), (b"b".to_vec(), Stats::new(5), 30)]
+        );
+    }
+}
