@@ -37,35 +37,35 @@ fn matches(w: u64, byte: u8) -> u64 {
 /// the number of bytes it took, `\n` included; `None` if the bytes do not
 /// match exactly.
 ///
-/// The arithmetic is Quan Anh Mai's branch-free 1BRC value parser: find the
-/// `.` by bit 4 (clear in `.` and `-`, set in digits), shift the digits to
-/// fixed places and combine them with one multiplication. The validation
-/// around it is this project's: it checks every byte of the token so that
-/// no malformed value is ever turned into a number.
+/// Validation and parsing share one pass with no data-dependent branch:
+/// the first non-digit after an optional `-` must be the `.` (so every byte
+/// before it is a digit), 1 or 2 bytes after the sign; then one digit and
+/// `\n` must follow. The digits are then combined with one multiplication,
+/// the trick of Quan Anh Mai's 1BRC entry.
 #[inline(always)]
 pub fn parse_value(w: u64) -> Option<(i16, usize)> {
-    // Bit index of bit 4 of the first of bytes 1..=3 that is not a digit.
-    let dot = (!w & 0x1010_1000).trailing_zeros();
-    let d = (dot >> 3) as usize; // byte index of the `.` candidate: 1..=3, or 8
     let neg = (w & 0xff) == u64::from(b'-');
-    let s = usize::from(neg);
-    // Digits are required in bytes s..d and at d + 1.
     let t = w ^ (LO * u64::from(b'0'));
+    // High bit of every byte that is not an ASCII digit: bytes 0x00..=0x09
+    // of `t` stay below 0x80 after adding 0x76, all others reach it.
     let not_digit = ((t & !HI).wrapping_add(LO * 0x76) | t) & HI;
-    let below_dot = (1u64 << ((d & 7) * 8)).wrapping_sub(1) & !(0xffu64 * s as u64);
-    let digit_at = (below_dot | (0xffu64 << (((d + 1) & 7) * 8))) & HI;
-    // Bytes d, d + 1, d + 2 must be `.`, a digit, `\n`.
-    let frame = (w >> ((d & 7) * 8)) & 0x00ff_00ff;
-    let valid =
-        d <= 3 && (d - s).wrapping_sub(1) < 2 && not_digit & digit_at == 0 && frame == 0x000a_002e;
+    let stops = not_digit & !(u64::from(neg) << 7);
+    let dot = stops.trailing_zeros(); // 8 * d + 7 for the `.` at byte d
+    let d = (dot / 8) as usize;
+    let shift = dot & 56;
+    let frame = (w >> shift) & 0x00ff_00ff;
+    let valid = (d - usize::from(neg)).wrapping_sub(1) < 2
+        && frame == 0x000a_002e
+        && (stops >> shift) & 0x8000 == 0;
     if !valid {
         return None;
     }
-    let signed = -(neg as i64);
-    let digits = ((w & !((signed as u64) & 0xff)) << (28 - dot)) & 0x0f_000f_0f00;
-    let abs = (digits.wrapping_mul(0x640a_0001) >> 32) & 0x3ff;
-    let value = ((abs as i64) ^ signed) - signed;
-    Some((value as i16, d + 3))
+    // Drop the sign, align the `.` to byte 3, keep the digits' low nibbles
+    // at bytes 1, 2 and 4, and weigh them 100, 10 and 1 in one multiply.
+    let unsigned = w & !(u64::from(neg) * 0xff);
+    let digits = (unsigned << (31 - dot)) & 0x0f_000f_0f00;
+    let abs = ((digits.wrapping_mul(0x640a_0001) >> 32) & 0x3ff) as i16;
+    Some((if neg { -abs } else { abs }, d + 3))
 }
 
 /// Where the `;` of a line is, as its lowest-level kernels find it.

@@ -77,11 +77,13 @@ const K1: u64 = 0x1319_8a2e_0370_7344;
 const K2: u64 = 0xa409_3822_299f_31d0;
 
 /// Hashes a name given its first 16 bytes as words (`a`, `b`), its length
-/// and the whole name. Every byte of the name contributes, so names that
-/// share a long prefix do not pile up in one probe chain.
+/// and the whole name. Short names take one multiply (the table indexes by
+/// the product's top bits, where every input bit has reached); longer names
+/// fold in every further byte, so names sharing a long prefix do not pile up
+/// in one probe chain.
 #[inline(always)]
 pub fn hash(a: u64, b: u64, name: &[u8]) -> u64 {
-    let h = fold(a ^ K0, b ^ K1 ^ name.len() as u64);
+    let h = (a ^ b.rotate_left(29) ^ name.len() as u64).wrapping_mul(K0);
     if name.len() > INLINE {
         hash_tail(h, &name[INLINE..])
     } else {
@@ -99,11 +101,20 @@ fn hash_tail(mut h: u64, tail: &[u8]) -> u64 {
     h
 }
 
+/// Whether bytes 16.. of `name` equal the tail stored for slot `s`.
+#[inline(never)]
+fn tail_eq(arena: &[u8], s: &Slot, name: &[u8]) -> bool {
+    let tail = &name[INLINE..];
+    arena.get(s.tail..s.tail + tail.len()) == Some(tail)
+}
+
 /// An open-addressing table from station names to [`Stats`].
 pub struct Table {
     slots: Vec<Slot>,
     /// `slots.len() - 1`; the length is a power of two.
     mask: usize,
+    /// `64 - log2(slots.len())`: a hash's home slot is `hash >> shift`.
+    shift: u32,
     /// Occupied slots.
     len: usize,
     /// Bytes 16.. of every long name, back to back.
@@ -112,7 +123,7 @@ pub struct Table {
 
 impl Default for Table {
     fn default() -> Table {
-        Table::with_capacity(1 << 10)
+        Table::with_capacity(1 << 12)
     }
 }
 
@@ -123,6 +134,7 @@ impl Table {
         Table {
             slots: vec![EMPTY; n],
             mask: n - 1,
+            shift: 64 - n.trailing_zeros(),
             len: 0,
             arena: Vec::new(),
         }
@@ -144,48 +156,34 @@ impl Table {
     pub fn add(&mut self, a: u64, b: u64, name: &[u8], value: i16, offset: usize) {
         debug_assert_eq!((a, b), key_words(name));
         let h = hash(a, b, name);
-        let mut i = h as usize & self.mask;
+        let mut i = (h >> self.shift) as usize;
         loop {
-            // Indexing cannot fail: `i` is masked to the power-of-two length.
-            let s = &mut self.slots[i & self.mask];
-            if s.a == a && s.b == b && s.len as usize == name.len() {
-                if name.len() <= INLINE || self.tail_eq(i, name) {
-                    let s = &mut self.slots[i & self.mask];
-                    s.min = s.min.min(value);
-                    s.max = s.max.max(value);
-                    s.sum += i64::from(value);
-                    s.count += 1;
-                    return;
-                }
-            } else if s.len == 0 {
-                self.insert(i, h, a, b, name, Stats::new(value), offset);
+            // SAFETY: `mask` is `slots.len() - 1` and `shift` is
+            // `64 - log2(slots.len())` (set together in `with_capacity` and
+            // `grow`), so both `hash >> shift` and `i & mask` are in bounds.
+            let s = unsafe { self.slots.get_unchecked_mut(i) };
+            // One branch for the whole 16-byte key and length.
+            let differ = (s.a ^ a) | (s.b ^ b) | (u64::from(s.len) ^ name.len() as u64);
+            if differ == 0 && (name.len() <= INLINE || tail_eq(&self.arena, s, name)) {
+                s.min = s.min.min(value);
+                s.max = s.max.max(value);
+                s.sum += i64::from(value);
+                s.count += 1;
+                return;
+            }
+            if s.len == 0 {
+                self.insert(i, h, name, Stats::new(value), offset);
                 return;
             }
             i = (i + 1) & self.mask;
         }
     }
 
-    #[inline(never)]
-    fn tail_eq(&self, i: usize, name: &[u8]) -> bool {
-        let s = &self.slots[i];
-        let tail = &name[INLINE..];
-        self.arena.get(s.tail..s.tail + tail.len()) == Some(tail)
-    }
-
     /// Fills the empty slot `i` and grows the table past half full.
     #[cold]
     #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    fn insert(
-        &mut self,
-        i: usize,
-        h: u64,
-        a: u64,
-        b: u64,
-        name: &[u8],
-        stats: Stats,
-        first: usize,
-    ) {
+    fn insert(&mut self, i: usize, h: u64, name: &[u8], stats: Stats, first: usize) {
+        let (a, b) = key_words(name);
         let tail = self.arena.len();
         if name.len() > INLINE {
             self.arena.extend_from_slice(&name[INLINE..]);
@@ -203,7 +201,7 @@ impl Table {
             first,
         };
         self.len += 1;
-        if self.len * 2 > self.slots.len() {
+        if self.len * 4 > self.slots.len() {
             self.grow();
         }
     }
@@ -212,8 +210,9 @@ impl Table {
         let n = self.slots.len() * 2;
         let old = std::mem::replace(&mut self.slots, vec![EMPTY; n]);
         self.mask = n - 1;
+        self.shift = 64 - n.trailing_zeros();
         for s in old.into_iter().filter(|s| s.len != 0) {
-            let mut i = s.hash as usize & self.mask;
+            let mut i = (s.hash >> self.shift) as usize;
             while self.slots[i].len != 0 {
                 i = (i + 1) & self.mask;
             }
@@ -237,17 +236,17 @@ impl Table {
     pub fn merge_stats(&mut self, name: &[u8], stats: &Stats, first: usize) {
         let (a, b) = key_words(name);
         let h = hash(a, b, name);
-        let mut i = h as usize & self.mask;
+        let mut i = (h >> self.shift) as usize;
         loop {
             let s = &self.slots[i];
             if s.len == 0 {
-                self.insert(i, h, a, b, name, *stats, first);
+                self.insert(i, h, name, *stats, first);
                 return;
             }
             if s.a == a
                 && s.b == b
                 && s.len as usize == name.len()
-                && (name.len() <= INLINE || self.tail_eq(i, name))
+                && (name.len() <= INLINE || tail_eq(&self.arena, s, name))
             {
                 let s = &mut self.slots[i];
                 s.min = s.min.min(stats.min);
