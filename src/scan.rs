@@ -3,10 +3,10 @@
 //! [`parse_line`](crate::parse::parse_line) is the definition of the
 //! grammar; this module computes the same thing without a loop over bytes:
 //! the `;` is found with one 32-byte AVX2 compare (or two 8-byte SWAR
-//! steps on CPUs without AVX2) and the value is parsed and validated from
-//! one 8-byte word with no data-dependent branch. Anything unusual (a name
-//! of 32 or more bytes, a malformed line, the end of a chunk) makes the
-//! scanner stop and hand the line to the strict parser, so both always
+//! steps on CPUs without AVX2; longer names take a `memchr`) and the value
+//! is parsed and validated from one 8-byte word with no data-dependent
+//! branch. Anything unusual (a malformed line, the end of a chunk) makes
+//! the scanner stop and hand the line to the strict parser, so both always
 //! agree on what is valid.
 //!
 //! Every line read here may touch up to [`PAD`] bytes from its start; the
@@ -70,13 +70,16 @@ pub fn parse_value(w: u64) -> Option<(i16, usize)> {
 
 /// Where the `;` of a line is, as its lowest-level kernels find it.
 trait Kernel {
-    /// Reads the first bytes of the line at `p` and returns the name's
-    /// length if the `;` was among them, and the name's first 16 bytes as
-    /// zero-padded words (all 16 bytes when the name is longer).
+    /// Bytes the first read covers.
+    const WINDOW: usize;
+
+    /// Reads the first `WINDOW` bytes of the line at `p`; returns the index
+    /// of the first `;` among them (`WINDOW` if there is none) and the
+    /// name's first 16 bytes as words, zero past the name's end.
     ///
     /// # Safety
     /// `p` must be valid for reads of 32 bytes.
-    unsafe fn name(p: *const u8) -> (Option<usize>, u64, u64);
+    unsafe fn name(p: *const u8) -> (usize, u64, u64);
 }
 
 /// Reads a little-endian `u64` at `p`.
@@ -93,21 +96,23 @@ unsafe fn load(p: *const u8) -> u64 {
 struct Swar;
 
 impl Kernel for Swar {
+    const WINDOW: usize = 16;
+
     #[inline(always)]
-    unsafe fn name(p: *const u8) -> (Option<usize>, u64, u64) {
+    unsafe fn name(p: *const u8) -> (usize, u64, u64) {
         // SAFETY: the caller guarantees 32 readable bytes at `p`.
         let (w0, w1) = unsafe { (load(p), load(p.add(8))) };
         let m0 = matches(w0, b';');
         if m0 != 0 {
             let len = (m0.trailing_zeros() / 8) as usize;
-            return (Some(len), w0 & ((m0 ^ (m0 - 1)) >> 8), 0);
+            return (len, w0 & ((m0 ^ (m0 - 1)) >> 8), 0);
         }
         let m1 = matches(w1, b';');
         if m1 != 0 {
             let len = 8 + (m1.trailing_zeros() / 8) as usize;
-            return (Some(len), w0, w1 & ((m1 ^ (m1 - 1)) >> 8));
+            return (len, w0, w1 & ((m1 ^ (m1 - 1)) >> 8));
         }
-        (None, w0, w1)
+        (Self::WINDOW, w0, w1)
     }
 }
 
@@ -130,8 +135,10 @@ mod avx2 {
     pub(super) struct Avx2;
 
     impl super::Kernel for Avx2 {
+        const WINDOW: usize = 32;
+
         #[inline(always)]
-        unsafe fn name(p: *const u8) -> (Option<usize>, u64, u64) {
+        unsafe fn name(p: *const u8) -> (usize, u64, u64) {
             // SAFETY: the caller guarantees 32 readable bytes at `p` and
             // only instantiates this kernel inside a function compiled
             // with AVX2 after checking the CPU has it. `KEEP` has 32
@@ -146,19 +153,26 @@ mod avx2 {
                 let key = _mm_and_si128(_mm256_castsi256_si128(v), keep);
                 let a = _mm_cvtsi128_si64(key) as u64;
                 let b = _mm_extract_epi64::<1>(key) as u64;
-                ((m != 0).then_some(len), a, b)
+                (len, a, b)
             }
         }
     }
+}
+
+/// The length of a name with no `;` in its first `window` bytes, if it has
+/// one within [`MAX_NAME_LEN`] bytes. Needs `p + PAD <= buf.len()`.
+#[cold]
+#[inline(never)]
+fn long_name(buf: &[u8], p: usize, window: usize) -> Option<usize> {
+    memchr::memchr(b';', &buf[p + window..p + MAX_NAME_LEN + 1]).map(|i| window + i)
 }
 
 /// Parses lines of `buf` starting at `start` while they start before
 /// `limit`, adding each to `table` with its offset `base + position`.
 ///
 /// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`,
-/// the start of a line the scanner does not accept (malformed, or a name
-/// of 32 or more bytes for the SWAR kernel's second step); the caller hands
-/// that line to the strict parser and resumes after it.
+/// the start of a line the scanner does not accept; the caller hands that
+/// line to the strict parser and resumes after it.
 ///
 /// # Safety
 /// `limit + PAD <= buf.len()`, and the kernel's CPU features are present.
@@ -176,12 +190,15 @@ unsafe fn lines<K: Kernel>(
         // SAFETY (every unchecked access below): `p < limit`, so
         // `p + PAD <= buf.len()`. The name read touches `p..p + 32`, the
         // value read `p + len + 1..p + len + 9` with `len <= MAX_NAME_LEN`
-        // checked first, and `p + 100 + 9 < p + PAD`.
-        let (found, a, b) = unsafe { K::name(ptr.add(p)) };
-        let Some(len) = found else {
-            return Err(p);
-        };
-        if len.wrapping_sub(1) >= MAX_NAME_LEN {
+        // (`long_name` looks no further), and `p + 100 + 9 < p + PAD`.
+        let (mut len, a, b) = unsafe { K::name(ptr.add(p)) };
+        if len >= K::WINDOW {
+            match long_name(buf, p, K::WINDOW) {
+                Some(n) => len = n,
+                None => return Err(p),
+            }
+        }
+        if len == 0 {
             return Err(p);
         }
         let w = unsafe { load(ptr.add(p + len + 1)) };
