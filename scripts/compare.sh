@@ -60,8 +60,11 @@ cd "$root"
 # Reads a row count written as digits with an optional exponent (1e8).
 rows_of() {
     [[ $1 =~ ^([0-9]+)([eE]([0-9]+))?$ ]] || die "expected a row count like 1e8 or 5000000, found '$1'"
-    local n=$((10#${BASH_REMATCH[1]} * 10 ** 10#${BASH_REMATCH[3]:-0}))
-    [ "$n" -gt 0 ] || die "the row count must be at least 1, found '$1'"
+    local digits=$((10#${BASH_REMATCH[1]})) exponent=$((10#${BASH_REMATCH[3]:-0}))
+    # Bash arithmetic wraps silently past 2^63; no data set needs 1e13 rows.
+    [ "$exponent" -le 12 ] && [ "$digits" -le 1000000000000 ] || die "the row count '$1' is too large"
+    local n=$((digits * 10 ** exponent))
+    [ "$n" -gt 0 ] && [ "$n" -le 1000000000000 ] || die "expected a row count from 1 to 1e12, found '$1'"
     echo "$n"
 }
 
@@ -172,7 +175,8 @@ stamp=$(date +%Y%m%d-%H%M%S)
 work=bench/work/$stamp
 mkdir -p "$work"
 entries=$work/entries.jsonl
-host=$(hostname -s 2>/dev/null || hostname)
+host=$(uname -n)
+host=${host%%.*}
 date_=$(date +%Y-%m-%d)
 if [ "$rows_label" = 1e8 ]; then
     results=bench/results/$date_-$host.json

@@ -287,7 +287,7 @@ def svg(run):
             mark = f" {EXTRAPOLATED}" if r["status"] == "ok" and r["extrapolated"] else ""
             body.append(text(x0 - 8, cy + 4.5, r["tool"] + mark, anchor="end"))
             if r["status"] != "ok":
-                body.append(text(x0 + 6, cy + 4.5, "failed: not reported", fill="#c92a2a"))
+                body.append(text(x0 + 6, cy + 4.5, "failed: no time reported (see benchmarks.md)", fill="#c92a2a"))
                 continue
             w = max(1.0, BAR_W * r["rows_per_s"] / top)
             opacity = "0.45" if mark else "1"
