@@ -159,8 +159,9 @@ ensure_data() {
     file=$(data_file "$1" "$2")
     if [ ! -s "$file" ]; then
         echo "== generating $file"
-        "$BRC" generate --rows "$2" --keys "$1" --seed 1 -o "$file.tmp"
-        mv "$file.tmp" "$file"
+        # brc generate writes FILE.tmp and renames it when done, so an
+        # interrupted run never leaves a partial file to be reused.
+        "$BRC" generate --rows "$2" --keys "$1" --seed 1 -o "$file"
     fi
 }
 
