@@ -59,12 +59,12 @@ cd "$root"
 
 # Reads a row count written as digits with an optional exponent (1e8).
 rows_of() {
-    [[ $1 =~ ^([0-9]+)([eE]([0-9]+))?$ ]] || die "expected a row count like 1e8 or 5000000, found '$1'"
+    [[ $1 =~ ^([0-9]{1,13})([eE]([0-9]{1,2}))?$ ]] || die "expected a row count like 1e8 or 5000000, found '$1'"
     local digits=$((10#${BASH_REMATCH[1]})) exponent=$((10#${BASH_REMATCH[3]:-0}))
     # Bash arithmetic wraps silently past 2^63; no data set needs 1e13 rows.
-    [ "$exponent" -le 12 ] && [ "$digits" -le 1000000000000 ] || die "the row count '$1' is too large"
+    [[ $exponent -le 12 && $digits -le 1000000000000 ]] || die "the row count '$1' is too large"
     local n=$((digits * 10 ** exponent))
-    [ "$n" -gt 0 ] && [ "$n" -le 1000000000000 ] || die "expected a row count from 1 to 1e12, found '$1'"
+    [[ $n -gt 0 && $n -le 1000000000000 ]] || die "expected a row count from 1 to 1e12, found '$1'"
     echo "$n"
 }
 
@@ -135,7 +135,7 @@ fi
 engine_help=$("$BRC" --help | sed -n '/--engine/,/\[default:/p')
 engines=$(sed -n 's/^ *- \([A-Za-z0-9_-]*\):.*/\1/p' <<<"$engine_help")
 default_engine=$(sed -n 's/.*\[default: \([A-Za-z0-9_-]*\)\].*/\1/p' <<<"$engine_help")
-[ -n "$engines" ] && [ -n "$default_engine" ] ||
+[[ -n $engines && -n $default_engine ]] ||
     die "could not read the engines from \`$BRC --help\`"
 # Engines that run on one thread and slowly get the small file.
 slow_engines=" naive "
