@@ -17,6 +17,9 @@ from xml.sax.saxutils import escape
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXTRAPOLATED = "†"
+# A load average above this share of the cores before a run means the
+# figures were measured on a busy machine.
+BUSY = 0.5
 
 KEYSET_NAMES = {"413": "413 stations (official set)", "10k": "10,000 stations"}
 
@@ -109,9 +112,18 @@ def markdown(run, source, svg_name):
         f"![Rows per second of each tool, higher is better]({svg_name})",
         "",
         f"Machine: {m['cpu']}, {m['logical_cores']} logical cores, "
-        f"{m['memory_gib']} GiB memory, {m['os']}.",
+        f"{m['memory_gib']} GiB memory, {m['os']}; load average "
+        f"{m['load_average_at_start']} before the run, {m['load_average_at_end']} after.",
         "",
     ]
+    if m["load_average_at_start"] > BUSY * m["logical_cores"]:
+        lines += [
+            f"**The machine was busy before this run started (load average "
+            f"{m['load_average_at_start']} on {m['logical_cores']} cores): other work "
+            "competed for the cores, so these times are noisy and slower than they "
+            "should be.**",
+            "",
+        ]
     for dataset, rs in by_dataset(run).items():
         path, nbytes = full_file(rs)
         lines += [

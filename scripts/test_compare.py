@@ -191,6 +191,10 @@ class Results(Files):
         self.assertIn("| slowpoke † | 30 s † |", md)
         self.assertIn("| brc fast (2 threads) | 2 s |", md)
         self.assertIn("**wrong: not reported**: disagrees.", md)
+        for load, busy in ((0.0, False), (run["machine"]["logical_cores"], True)):
+            run["machine"]["load_average_at_start"] = load
+            md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg")
+            self.assertEqual("machine was busy" in md, busy)
         svg = ET.fromstring(render_benchmarks.svg(run))
         bars = [e for e in svg.iter("{http://www.w3.org/2000/svg}rect") if e.get("rx")]
         self.assertEqual(len(bars), 2)

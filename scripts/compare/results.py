@@ -46,6 +46,8 @@ def machine():
         "logical_cores": os.cpu_count(),
         "memory_gib": memory_gib,
         "os": f"{platform.system()} {platform.release()}",
+        # Other work on the machine inflates wall times; the renderer warns.
+        "load_average_at_start": round(os.getloadavg()[0], 2),
     }
 
 
@@ -138,6 +140,7 @@ def finish(args):
         if e["status"] == "ok":
             ref = references.get(e["dataset"])
             e["ratio"] = e["wall_full_s"] / ref["wall_full_s"] if ref else None
+    out["machine"]["load_average_at_end"] = round(os.getloadavg()[0], 2)
     out["reference"] = args.reference
     out["results"] = entries
     with open(args.out, "w", encoding="utf-8") as f:
