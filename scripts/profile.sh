@@ -11,7 +11,9 @@
 #   3. `perf record -e cpu-clock -F FREQ --call-graph dwarf` of
 #      `brc --engine ENGINE FILE` (stdout discarded);
 #   4. `perf script | inferno-collapse-perf | inferno-flamegraph > OUT.svg`,
-#      and checks that brc's own functions appear in it.
+#      and checks that brc's own functions appear in it. A function keeps
+#      its colour from graph to graph (--deterministic), so the graphs of
+#      two engines compare at a glance.
 #
 # DWARF call graphs copy 8 KiB of stack per sample, so perf.data grows by
 # about 8 KiB x FREQ x the run's CPU seconds: with the default FREQ=999,
@@ -92,10 +94,12 @@ if ! perf record -e cpu-clock -F "$freq" --call-graph dwarf -o "$tmp/perf.data" 
 fi
 
 echo "== perf script | inferno-collapse-perf | inferno-flamegraph > $out"
-perf script -i "$tmp/perf.data" 2>/dev/null |
+# Without the period field each sample weighs 1, so the graph counts samples
+# (not nanoseconds of cpu-clock period, which inferno would otherwise sum).
+perf script -F comm,pid,tid,time,event,ip,sym,dso -i "$tmp/perf.data" 2>/dev/null |
     inferno-collapse-perf >"$tmp/collapsed.txt"
 [ -s "$tmp/collapsed.txt" ] || die "perf recorded no samples; try a larger file or a higher FREQ"
-inferno-flamegraph \
+inferno-flamegraph --deterministic \
     --title "brc ${args[*]/#$root\//}" \
     --subtitle "perf record -e cpu-clock -F $freq --call-graph dwarf; $(date +%Y-%m-%d)" \
     <"$tmp/collapsed.txt" >"$out"
