@@ -54,6 +54,12 @@ for var in RUNS WARMUP THREADS SMALL_ROWS KEYS TOOLS BRC; do
     fi
 done
 
+# A BRC given relative to the caller's directory must survive the cd below.
+if [ -n "${BRC:-}" ]; then
+    brc=$(command -v "$BRC") || die "BRC=$BRC is not an executable"
+    [[ $brc == /* ]] || brc=$PWD/$brc
+    BRC=$brc
+fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
@@ -189,7 +195,7 @@ fi
     --command "${overrides}scripts/compare.sh $rows_label" \
     --rows "$rows" --small-rows "$small_rows" \
     --warmup "$warmup" --runs "$runs" --threads "$threads" \
-    --version "brc=$("$BRC" --version) ($(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ', modified'))" \
+    --version "brc=$("$BRC" --version) ($(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock 2>/dev/null || echo ', modified'))" \
     --version "rustc=$(rustc --version 2>/dev/null || echo unknown)" \
     --version "duckdb=$("$py" -c 'import duckdb; print(duckdb.__version__)')" \
     --version "polars=$("$py" -c 'import polars; print(polars.__version__)')" \

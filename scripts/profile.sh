@@ -42,6 +42,12 @@ file=$1
 [ -r "$file" ] || die "cannot read $file"
 file=$(cd "$(dirname "$file")" && pwd)/$(basename "$file")
 
+# A BRC given relative to the caller's directory must survive the cd below.
+if [ -n "${BRC:-}" ]; then
+    brc=$(command -v "$BRC") || die "BRC=$BRC is not an executable"
+    [[ $brc == /* ]] || brc=$PWD/$brc
+    BRC=$brc
+fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 freq=${FREQ:-999}
