@@ -1,0 +1,303 @@
+#!/usr/bin/env bash
+# Usage: scripts/compare.sh [ROWS]
+#
+# brc side by side with DuckDB, Polars, GNU datamash and awk, end to end, on
+# files made by `brc generate` (the official 413 stations and the 10K-key
+# set), from a fresh clone:
+#
+#   1. installs what is missing: hyperfine, datamash, time (apt), and duckdb
+#      and polars in a venv at bench/venv (pip);
+#   2. builds brc in release mode and generates bench/data/measurements-<KEYS>-<ROWS>.txt
+#      (reused when present), plus a file with SMALL_ROWS rows for the tools
+#      too slow for the full one;
+#   3. runs every tool once and cross-checks its result with brc's (same
+#      stations, same min and max, mean within 0.1): a tool that disagrees is
+#      marked failed and not timed;
+#   4. times each tool with hyperfine (warm-up runs first, so the page cache
+#      is warm) and measures its peak RSS with one `/usr/bin/time -v` run;
+#   5. writes bench/results/<date>-<host>.json and renders docs/benchmarks.md
+#      and docs/benchmarks.svg from it (scripts/render_benchmarks.py).
+#
+# ROWS is a count like 1e8 (the default), 1e6 (a quick run) or 2500000.
+# Environment knobs (the defaults are what the published figures use):
+#   RUNS=5 WARMUP=1        hyperfine runs and warm-up runs per tool
+#   THREADS=$(nproc)       threads for brc's parallel engines, DuckDB and Polars
+#   SMALL_ROWS=ROWS/10     rows for the slow tools (brc naive, datamash, awk);
+#                          their times are extrapolated linearly and marked so
+#   KEYS="413 10k"         data sets, as `brc generate --keys` takes them
+#   TOOLS="brc duckdb polars datamash awk"
+#   BRC=path               a brc binary to use instead of building one
+set -euo pipefail
+
+usage() {
+    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+}
+
+die() {
+    echo "compare.sh: $*" >&2
+    exit 1
+}
+
+case "${1:-}" in
+-h | --help)
+    usage
+    exit 0
+    ;;
+esac
+[ $# -le 1 ] || die "expected at most one argument (ROWS), found $#; see --help"
+
+# What was set by hand goes into the results, so the run can be repeated.
+overrides=""
+for var in RUNS WARMUP THREADS SMALL_ROWS KEYS TOOLS BRC; do
+    if [ -n "${!var+x}" ]; then
+        overrides+="$var=${!var} "
+    fi
+done
+
+# A BRC given relative to the caller's directory must survive the cd below.
+if [ -n "${BRC:-}" ]; then
+    brc=$(command -v "$BRC") || die "BRC=$BRC is not an executable"
+    [[ $brc == /* ]] || brc=$PWD/$brc
+    BRC=$brc
+fi
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+# Reads a row count written as digits with an optional exponent (1e8).
+rows_of() {
+    [[ $1 =~ ^([0-9]{1,13})([eE]([0-9]{1,2}))?$ ]] || die "expected a row count like 1e8 or 5000000, found '$1'"
+    local digits=$((10#${BASH_REMATCH[1]})) exponent=$((10#${BASH_REMATCH[3]:-0}))
+    # Bash arithmetic wraps silently past 2^63; no data set needs 1e13 rows.
+    [[ $exponent -le 12 && $digits -le 1000000000000 ]] || die "the row count '$1' is too large"
+    local n=$((digits * 10 ** exponent))
+    [[ $n -gt 0 && $n -le 1000000000000 ]] || die "expected a row count from 1 to 1e12, found '$1'"
+    echo "$n"
+}
+
+# Names a row count the short way for file names: 100000000 -> 1e8.
+label_of() {
+    local m=$1 e=0
+    while [ $((m % 10)) -eq 0 ]; do
+        m=$((m / 10))
+        e=$((e + 1))
+    done
+    if [ "$e" -eq 0 ]; then echo "$m"; else echo "${m}e$e"; fi
+}
+
+rows=$(rows_of "${1:-1e8}")
+rows_label=$(label_of "$rows")
+small_rows=$(rows_of "${SMALL_ROWS:-$(((rows + 9) / 10))}")
+runs=${RUNS:-5}
+warmup=${WARMUP:-1}
+threads=${THREADS:-$(nproc)}
+keysets=${KEYS:-"413 10k"}
+tools=" ${TOOLS:-brc duckdb polars datamash awk} "
+[ "$small_rows" -le "$rows" ] || die "SMALL_ROWS ($small_rows) is larger than ROWS ($rows)"
+
+# --- 1. tools -------------------------------------------------------------
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null; then
+        sudo "$@"
+    else
+        die "not root and no sudo: cannot run $*"
+    fi
+}
+
+missing=()
+command -v hyperfine >/dev/null || missing+=(hyperfine)
+command -v datamash >/dev/null || missing+=(datamash)
+command -v awk >/dev/null || missing+=(mawk)
+[ -x /usr/bin/time ] || missing+=(time)
+command -v python3 >/dev/null || missing+=(python3)
+# Debian splits venv's pip bootstrap into its own package.
+python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
+if [ ${#missing[@]} -gt 0 ]; then
+    command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get to install them"
+    echo "== installing ${missing[*]}"
+    as_root apt-get update -q
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+fi
+
+venv=bench/venv
+py=$venv/bin/python
+if ! "$py" -c 'import duckdb, polars' 2>/dev/null; then
+    echo "== installing duckdb and polars into $venv"
+    python3 -m venv "$venv"
+    "$py" -m pip install --quiet --upgrade pip
+    "$py" -m pip install --quiet duckdb polars
+fi
+
+if [ -z "${BRC:-}" ]; then
+    echo "== building brc (release)"
+    cargo build --release --quiet
+    BRC=target/release/brc
+fi
+
+# The engines and the default come from `brc --help`, so a new engine is
+# compared without touching this script.
+engine_help=$("$BRC" --help | sed -n '/--engine/,/\[default:/p')
+engines=$(sed -n 's/^ *- \([A-Za-z0-9_-]*\):.*/\1/p' <<<"$engine_help")
+default_engine=$(sed -n 's/.*\[default: \([A-Za-z0-9_-]*\)\].*/\1/p' <<<"$engine_help")
+[[ -n $engines && -n $default_engine ]] ||
+    die "could not read the engines from \`$BRC --help\`"
+# Engines that run on one thread and slowly get the small file.
+slow_engines=" naive "
+
+awk_version=$(awk -W version 2>/dev/null | head -n 1 || true)
+case "$awk_version" in
+mawk*) awk_name=mawk ;;
+*)
+    awk_version=$(awk --version 2>/dev/null | head -n 1 || true)
+    awk_name=$(case "$awk_version" in GNU*) echo gawk ;; *) echo awk ;; esac)
+    ;;
+esac
+
+# --- 2. data --------------------------------------------------------------
+
+mkdir -p bench/data bench/results
+data_file() { echo "bench/data/measurements-$1-$(label_of "$2").txt"; }
+
+ensure_data() {
+    local file
+    file=$(data_file "$1" "$2")
+    if [ ! -s "$file" ]; then
+        echo "== generating $file"
+        # brc generate writes FILE.tmp and renames it when done, so an
+        # interrupted run never leaves a partial file to be reused.
+        "$BRC" generate --rows "$2" --keys "$1" --seed 1 -o "$file"
+    fi
+}
+
+for keys in $keysets; do
+    ensure_data "$keys" "$rows"
+    ensure_data "$keys" "$small_rows"
+done
+
+# --- 3 and 4. check, then time, each tool ---------------------------------
+
+stamp=$(date +%Y%m%d-%H%M%S)
+work=bench/work/$stamp
+mkdir -p "$work"
+entries=$work/entries.jsonl
+host=$(uname -n)
+host=${host%%.*}
+date_=$(date +%Y-%m-%d)
+if [ "$rows_label" = 1e8 ]; then
+    results=bench/results/$date_-$host.json
+else
+    results=bench/results/$date_-$host-$rows_label.json
+fi
+
+"$py" scripts/compare/results.py begin --out "$work/meta.json" \
+    --command "${overrides}scripts/compare.sh $rows_label" \
+    --rows "$rows" --small-rows "$small_rows" \
+    --warmup "$warmup" --runs "$runs" --threads "$threads" \
+    --version "brc=$("$BRC" --version) ($(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock 2>/dev/null || echo ', modified'))" \
+    --version "rustc=$(rustc --version 2>/dev/null || echo unknown)" \
+    --version "duckdb=$("$py" -c 'import duckdb; print(duckdb.__version__)')" \
+    --version "polars=$("$py" -c 'import polars; print(polars.__version__)')" \
+    --version "datamash=$(datamash --version | head -n 1)" \
+    --version "awk=$awk_version" \
+    --version "hyperfine=$(hyperfine --version)"
+
+# run_tool DATASET LABEL GROUP THREADS FILE REFERENCE CHECK_CMD TIMED_CMD
+#
+# CHECK_CMD prints the tool's result for the cross-check; TIMED_CMD is what
+# hyperfine times (the same, except that brc is timed in its default format).
+run_tool() {
+    local dataset=$1 label=$2 group=$3 nthreads=$4 file=$5 reference=$6 check_cmd=$7 timed_cmd=$8
+    local slug out status msg measured
+    slug=$dataset-$(tr -c 'A-Za-z0-9\n' '-' <<<"$label" | tr -s '-' | sed 's/-$//')
+    out=$work/$slug
+    measured=$rows
+    [ "$file" = "$(data_file "$dataset" "$rows")" ] || measured=$small_rows
+    echo
+    echo "== $dataset: $label on $file"
+    status=ok
+    if ! sh -c "$check_cmd" >"$out.result" 2>"$out.stderr"; then
+        status=failed
+        msg="exited with an error: $(head -c 300 "$out.stderr" | head -n 1)"
+    elif ! msg=$("$py" scripts/compare/check.py "$reference" "$out.result"); then
+        status=failed
+    fi
+    echo "   $msg"
+    if [ "$status" = ok ]; then
+        if ! hyperfine --warmup "$warmup" --runs "$runs" --export-json "$out.hyperfine.json" \
+            --command-name "$label" "$timed_cmd"; then
+            status=failed
+            msg="failed while timed"
+        elif ! /usr/bin/time -v -o "$out.timev" sh -c "$timed_cmd" >/dev/null; then
+            status=failed
+            msg="failed under /usr/bin/time -v"
+        fi
+    fi
+    "$py" scripts/compare/results.py add --entries "$entries" \
+        --dataset "$dataset" --tool "$label" --group "$group" --threads "$nthreads" \
+        --command "$timed_cmd" --file "$file" \
+        --rows-measured "$measured" --rows-full "$rows" \
+        --status "$status" --check "$msg" \
+        --hyperfine "$out.hyperfine.json" --timev "$out.timev"
+}
+
+q() { printf '%q' "$1"; }
+plural() { if [ "$1" -eq 1 ]; then echo "1 thread"; else echo "$1 threads"; fi; }
+reference_label="brc $default_engine ($(plural "$threads"))"
+
+for keys in $keysets; do
+    full=$(data_file "$keys" "$rows")
+    small=$(data_file "$keys" "$small_rows")
+    # brc's default engine is the reference every other result must match.
+    ref_full=$work/$keys-reference-full.csv
+    ref_small=$work/$keys-reference-small.csv
+    "$BRC" --engine "$default_engine" --threads "$threads" --format csv "$full" >"$ref_full"
+    "$BRC" --engine "$default_engine" --threads "$threads" --format csv "$small" >"$ref_small"
+
+    if [[ $tools == *" brc "* ]]; then
+        for engine in $engines; do
+            if [[ $slow_engines == *" $engine "* ]]; then
+                file=$small ref=$ref_small n=1
+            else
+                file=$full ref=$ref_full n=$threads
+            fi
+            cmd="$(q "$BRC") --engine $engine --threads $n $(q "$file")"
+            run_tool "$keys" "brc $engine ($(plural "$n"))" brc "$n" "$file" "$ref" \
+                "$cmd --format csv" "$cmd"
+        done
+        if [ "$threads" -ne 1 ]; then
+            cmd="$(q "$BRC") --engine $default_engine --threads 1 $(q "$full")"
+            run_tool "$keys" "brc $default_engine (1 thread)" brc 1 "$full" "$ref_full" \
+                "$cmd --format csv" "$cmd"
+        fi
+    fi
+    if [[ $tools == *" duckdb "* ]]; then
+        cmd="$(q "$py") scripts/compare/duckdb_query.py $(q "$full") $threads"
+        run_tool "$keys" "DuckDB ($(plural "$threads"))" other "$threads" "$full" "$ref_full" "$cmd" "$cmd"
+    fi
+    if [[ $tools == *" polars "* ]]; then
+        cmd="POLARS_MAX_THREADS=$threads $(q "$py") scripts/compare/polars_query.py $(q "$full")"
+        run_tool "$keys" "Polars ($(plural "$threads"))" other "$threads" "$full" "$ref_full" "$cmd" "$cmd"
+    fi
+    if [[ $tools == *" datamash "* ]]; then
+        cmd="LC_ALL=C datamash -t';' -s -g1 min 2 mean 2 max 2 < $(q "$small")"
+        run_tool "$keys" "GNU datamash (1 thread)" other 1 "$small" "$ref_small" "$cmd" "$cmd"
+    fi
+    if [[ $tools == *" awk "* ]]; then
+        cmd="LC_ALL=C awk -f scripts/compare/aggregate.awk $(q "$small")"
+        run_tool "$keys" "$awk_name (1 thread)" other 1 "$small" "$ref_small" "$cmd" "$cmd"
+    fi
+done
+
+# --- 5. results and docs --------------------------------------------------
+
+"$py" scripts/compare/results.py finish --meta "$work/meta.json" --entries "$entries" \
+    --reference "$reference_label" --out "$results"
+"$py" scripts/render_benchmarks.py "$results"
+echo
+echo "== wrote $results, docs/benchmarks.md and docs/benchmarks.svg (details in $work)"
+if grep -q '"status": "failed"' "$results"; then
+    echo "compare.sh: some tools disagreed with brc or failed; see docs/benchmarks.md" >&2
+    exit 1
+fi

@@ -1,0 +1,207 @@
+"""Tests of the comparison's Python side: the cross-check, the results
+collector and the renderer. Standard library only; no tool is run.
+
+Usage: python3 scripts/test_compare.py
+"""
+
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "compare"))
+sys.path.insert(0, HERE)
+
+import check  # noqa: E402
+import render_benchmarks  # noqa: E402
+import results  # noqa: E402
+
+BRC_CSV = (
+    "station,min,mean,max,count\n"
+    '"A,B",-1.5,0.3,2.0,3\n'
+    '"""Quoted"" Town",10.0,10.0,10.0,1\n'
+    "Zürich,-99.9,0.0,99.9,2\n"
+)
+
+TIME_V = """\
+\tCommand being timed: "sh -c brc x"
+\tUser time (seconds): 1.25
+\tSystem time (seconds): 0.05
+\tElapsed (wall clock) time (h:mm:ss or m:ss): 1:02.50
+\tMaximum resident set size (kbytes): 20480
+\tExit status: 0
+"""
+
+
+class Files(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+
+    def write(self, name, text):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+
+class Check(Files):
+    def check(self, candidate):
+        ref = check.read_result(self.write("ref.csv", BRC_CSV))
+        cand = check.read_result(self.write("cand.txt", candidate))
+        return list(check.disagreements(ref, cand))
+
+    def test_reads_quoted_csv_names(self):
+        ref = check.read_result(self.write("ref.csv", BRC_CSV))
+        self.assertEqual(ref['"Quoted" Town'], (100, 10.0, 100))
+        self.assertEqual(ref["A,B"], (-15, 0.3, 20))
+
+    def test_agrees_in_any_order_and_number_format(self):
+        cand = 'Zürich;-99.9;0;99.9\n"Quoted" Town;10;10.04;10.0\nA,B;-1.50;0.2666;2\n'
+        self.assertEqual(self.check(cand), [])
+
+    def test_missing_and_extra_stations(self):
+        cand = 'Zürich;-99.9;0;99.9\n"Quoted" Town;10;10;10\nA;-1.5;0.3;2\n'
+        problems = self.check(cand)
+        self.assertEqual(len(problems), 2)
+        self.assertIn("1 stations missing", problems[0])
+        self.assertIn("1 unexpected stations", problems[1])
+
+    def test_min_off_by_a_tenth(self):
+        cand = 'Zürich;-99.8;0;99.9\n"Quoted" Town;10;10;10\nA,B;-1.5;0.3;2\n'
+        self.assertEqual(len(self.check(cand)), 1)
+
+    def test_mean_tolerance(self):
+        inside = 'Zürich;-99.9;0.1;99.9\n"Quoted" Town;10;10;10\nA,B;-1.5;0.3;2\n'
+        outside = 'Zürich;-99.9;0.11;99.9\n"Quoted" Town;10;10;10\nA,B;-1.5;0.3;2\n'
+        self.assertEqual(self.check(inside), [])
+        self.assertEqual(len(self.check(outside)), 1)
+
+    def test_duplicate_station_is_an_error(self):
+        with self.assertRaises(ValueError):
+            check.read_result(self.write("dup.txt", "A;1;1;1\nA;1;1;1\n"))
+
+    def test_exit_status(self):
+        ref = self.write("ref.csv", BRC_CSV)
+        bad = self.write("bad.txt", "A,B;-1.5;0.3;2\n")
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            self.assertEqual(check.main(["check.py", ref, ref]), 0)
+            self.assertEqual(check.main(["check.py", ref, bad]), 1)
+        self.assertEqual(
+            out.getvalue().splitlines(),
+            [
+                "agrees with brc on all 3 stations",
+                "disagrees with brc: 2 stations missing, e.g. ['\"Quoted\" Town', 'Zürich']",
+            ],
+        )
+
+
+class Results(Files):
+    def test_time_v(self):
+        t = results.time_v(self.write("t.txt", TIME_V))
+        self.assertEqual(t, {"wall_s": 62.5, "user_s": 1.25, "sys_s": 0.05, "max_rss_kib": 20480})
+
+    def entry(self, entries, tool, median, rows_measured, status="ok"):
+        hyperfine = self.write(
+            tool + ".json",
+            json.dumps(
+                {
+                    "results": [
+                        {
+                            "median": median,
+                            "mean": median,
+                            "stddev": 0.0,
+                            "min": median,
+                            "max": median,
+                            "times": [median] * 3,
+                            "user": median / 2,
+                            "system": 0.0,
+                        }
+                    ]
+                }
+            ),
+        )
+        data = self.write("data.txt", "A;1.0\n")
+        args = type("Args", (), {})()
+        args.__dict__.update(
+            entries=entries,
+            dataset="413",
+            tool=tool,
+            group="brc" if tool.startswith("brc") else "other",
+            threads=2,
+            command=tool + " data.txt",
+            file=data,
+            rows_measured=rows_measured,
+            rows_full=1000,
+            status=status,
+            check="agrees with brc on all 1 stations" if status == "ok" else "disagrees",
+            hyperfine=hyperfine,
+            timev=self.write("t.txt", TIME_V),
+        )
+        results.add(args)
+
+    def finished_run(self):
+        entries = os.path.join(self.dir.name, "entries.jsonl")
+        self.entry(entries, "slowpoke", 3.0, 100)  # before its reference: order must not matter
+        self.entry(entries, "brc fast (2 threads)", 2.0, 1000)
+        self.entry(entries, "wrong", 1.0, 1000, status="failed")
+        meta = os.path.join(self.dir.name, "meta.json")
+        begin = type("Args", (), {})()
+        begin.__dict__.update(
+            out=meta,
+            command="scripts/compare.sh 1000",
+            rows=1000,
+            small_rows=100,
+            warmup=1,
+            runs=3,
+            threads=2,
+            version=["brc=brc 0.1.0"],
+        )
+        results.begin(begin)
+        out = os.path.join(self.dir.name, "run.json")
+        finish = type("Args", (), {})()
+        finish.__dict__.update(
+            meta=meta, entries=entries, reference="brc fast (2 threads)", out=out
+        )
+        results.finish(finish)
+        with open(out, encoding="utf-8") as f:
+            return json.load(f), out
+
+    def test_finish_extrapolates_and_compares(self):
+        run, _ = self.finished_run()
+        by_tool = {r["tool"]: r for r in run["results"]}
+        slow = by_tool["slowpoke"]
+        self.assertTrue(slow["extrapolated"])
+        self.assertAlmostEqual(slow["wall_full_s"], 30.0)
+        self.assertAlmostEqual(slow["ratio"], 15.0)
+        self.assertAlmostEqual(slow["ns_per_row_core"], 1.5 / 100 * 1e9)
+        self.assertAlmostEqual(slow["rows_per_s"], 100 / 3.0)
+        self.assertEqual(by_tool["brc fast (2 threads)"]["ratio"], 1.0)
+        self.assertNotIn("ratio", by_tool["wrong"])
+
+    def test_render(self):
+        run, path = self.finished_run()
+        md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg")
+        self.assertIn("`scripts/compare.sh 1000`", md)
+        self.assertIn("| slowpoke † | 30 s † |", md)
+        self.assertIn("| brc fast (2 threads) | 2 s |", md)
+        self.assertIn("**wrong: not reported**: disagrees.", md)
+        for load, busy in ((0.0, False), (run["machine"]["logical_cores"], True)):
+            run["machine"]["load_average_at_start"] = load
+            md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg")
+            self.assertEqual("machine was busy" in md, busy)
+        svg = ET.fromstring(render_benchmarks.svg(run))
+        bars = [e for e in svg.iter("{http://www.w3.org/2000/svg}rect") if e.get("rx")]
+        self.assertEqual(len(bars), 2)
+        widths = sorted(float(b.get("width")) for b in bars)
+        # Bar lengths are proportional to rows/s (SVG keeps a tenth of a pixel).
+        self.assertAlmostEqual(widths[1] / widths[0], (1000 / 2.0) / (100 / 3.0), delta=0.1)
+
+
+if __name__ == "__main__":
+    unittest.main()
