@@ -1,13 +1,13 @@
 //! Generating measurement files: reproducible, parallel, fast.
 //!
-//! Row `r` of the output is a pure function of the seed, the station set and
-//! `r` (see the `rng` module): it picks a station uniformly and draws its value from
-//! a normal distribution around the station's mean, rounded to a tenth and
-//! clamped to `-99.9..=99.9` (see the `normal` module). Rows are formatted in blocks
-//! of [`BLOCK_ROWS`]; threads claim blocks in order, format them into their
-//! own buffers and hand them to the output in order, so the bytes are the
-//! same for any number of threads, and the first `n` rows of a longer file
-//! are exactly the `n`-row file.
+//! Row `r` of the output is a pure function of the seed, the station set
+//! and `r` (see the `rng` module): it picks a station uniformly and draws
+//! its value from a normal distribution around the station's mean, rounded
+//! to a tenth and clamped to `-99.9..=99.9` (see the `normal` module). Rows
+//! are formatted in blocks of [`BLOCK_ROWS`]; threads claim blocks in order,
+//! format them into their own buffers and hand them to the output in order,
+//! so the bytes are the same for any number of threads, and the first `n`
+//! rows of a longer file are exactly the `n`-row file.
 
 mod normal;
 mod rng;

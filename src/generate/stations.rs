@@ -15,7 +15,7 @@ const OFFICIAL: &str = include_str!("../../data/stations-413.csv");
 /// comment lines.
 const CITIES: &str = include_str!("../../data/weather_stations.csv");
 
-/// The most keys [`built`] makes.
+/// The most names a built station set may have.
 pub const MAX_KEYS: usize = 1_000_000;
 
 /// The stream position names are built from: the same for every seed, so a
