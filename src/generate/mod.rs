@@ -54,7 +54,8 @@ pub struct Progress {
 /// What the hot loop needs of a station, packed next to each other.
 #[derive(Clone, Copy, Debug)]
 struct Key {
-    /// `floor(10 * mean)`: the value before the random offset, in tenths.
+    /// `floor(10 * mean) - half`: the value in tenths is this plus the
+    /// drawn slot (see [`TenthsNormal::half`]).
     base: i32,
     /// Index of the offset table for this station's fractional tenth.
     table: u32,
@@ -72,7 +73,7 @@ pub struct Generator {
     /// names are copied with one fixed-size move.
     names: Vec<u8>,
     stride: usize,
-    tables: Vec<TenthsNormal>,
+    offsets: TenthsNormal,
 }
 
 impl Generator {
@@ -108,17 +109,18 @@ impl Generator {
                 len: name.len() + 1,
             });
         }
-        let tables = shifts
-            .iter()
-            .map(|&s| TenthsNormal::new(sd, f64::from(s) / 10.0))
-            .collect();
+        let shifts: Vec<f64> = shifts.iter().map(|&s| f64::from(s) / 10.0).collect();
+        let offsets = TenthsNormal::new(sd, &shifts);
+        for key in &mut keys {
+            key.base -= offsets.half();
+        }
         Ok(Generator {
             seed,
             stations,
             keys,
             names,
             stride,
-            tables,
+            offsets,
         })
     }
 
@@ -139,8 +141,11 @@ impl Generator {
     fn draw(&self, stream: &mut Stream) -> (usize, i32) {
         let station = below(stream.next_u64(), self.keys.len() as u32) as usize;
         let key = self.keys[station];
-        let offset = self.tables[key.table as usize].offset(stream.next_u64());
-        (station, (key.base + offset).clamp(-MAX_TENTHS, MAX_TENTHS))
+        let slot = self.offsets.slot(key.table as usize, stream.next_u64());
+        (
+            station,
+            (key.base + slot as i32).clamp(-MAX_TENTHS, MAX_TENTHS),
+        )
     }
 
     /// Writes `rows` rows to `out` using `threads` threads, calling

@@ -16,55 +16,61 @@ const SLOTS: usize = 1 << SLOT_BITS;
 /// Each slot holds 2^64 / SLOTS units of probability.
 const SLOT_UNITS: u64 = 1 << (64 - SLOT_BITS);
 
-/// The offsets `round(shift + 10 * sd * Z)` in tenths, as an alias table.
+/// The offsets `round(shift + 10 * sd * Z)` in tenths for one standard
+/// deviation and a few shifts, as alias tables side by side.
 ///
 /// Offsets run over `-half..=half + 1`, `half = 100 * sd` tenths (ten
 /// standard deviations): every offset outside has a probability below
-/// 2^-64, the resolution of the table, so none is lost that could ever be
+/// 2^-64, the resolution of the tables, so none is lost that could ever be
 /// drawn from 64 random bits.
 #[derive(Clone, Debug)]
 pub struct TenthsNormal {
-    /// Slot `j` stands for offset `j - half`. Its entry packs a threshold
-    /// `t < SLOT_UNITS` in the high bits and an alias slot in the low
-    /// `SLOT_BITS` bits: the slot yields itself when the low random bits are
-    /// below `t`, otherwise its alias.
-    entries: Box<[u64]>,
+    /// Table `i` is `entries[i * SLOTS..][..SLOTS]`, slot `j` stands for
+    /// offset `j - half`. An entry packs a threshold `t < SLOT_UNITS` in the
+    /// high bits and an alias slot in the low `SLOT_BITS` bits: the slot
+    /// yields itself when the low random bits are below `t`, otherwise its
+    /// alias.
+    entries: Vec<u64>,
     half: i32,
 }
 
 impl TenthsNormal {
-    /// The table for standard deviation `sd` (in degrees) and a mean whose
-    /// tenths have fractional part `shift` (in `[0, 1)`).
+    /// The tables for standard deviation `sd` (in degrees) and means whose
+    /// tenths have fractional parts `shifts` (each in `[0, 1)`), in order.
     ///
     /// # Panics
     ///
-    /// If `sd` is not in `(0, 10]`, or `shift` not in `[0, 1)`.
-    pub fn new(sd: f64, shift: f64) -> TenthsNormal {
+    /// If `sd` is not in `(0, 10]`, or a shift not in `[0, 1)`.
+    pub fn new(sd: f64, shifts: &[f64]) -> TenthsNormal {
         assert!(
             sd > 0.0 && sd <= 10.0,
             "standard deviation {sd} out of range"
         );
-        assert!((0.0..1.0).contains(&shift), "shift {shift} out of range");
         let half = (100.0 * sd).ceil() as i32;
         assert!(2 * half as usize + 2 <= SLOTS);
-        let weights = weights(sd, shift, half);
-        TenthsNormal {
-            entries: alias_table(&weights),
-            half,
+        let mut entries = Vec::with_capacity(shifts.len() * SLOTS);
+        for &shift in shifts {
+            assert!((0.0..1.0).contains(&shift), "shift {shift} out of range");
+            entries.extend(alias_table(&weights(sd, shift, half)));
         }
+        TenthsNormal { entries, half }
     }
 
-    /// The offset in tenths drawn by 64 uniform random bits.
+    /// The smallest offset, `-half`: [`slot`](TenthsNormal::slot) minus
+    /// `half` is the offset in tenths.
+    pub fn half(&self) -> i32 {
+        self.half
+    }
+
+    /// The slot of table `table` drawn by 64 uniform random bits.
     #[inline(always)]
-    pub fn offset(&self, bits: u64) -> i32 {
+    pub fn slot(&self, table: usize, bits: u64) -> usize {
         let slot = (bits >> (64 - SLOT_BITS)) as usize;
-        let entry = self.entries[slot];
-        let pick = if bits & (SLOT_UNITS - 1) < entry >> SLOT_BITS {
-            slot
-        } else {
-            (entry & (SLOTS as u64 - 1)) as usize
-        };
-        pick as i32 - self.half
+        let entry = self.entries[table << SLOT_BITS | slot];
+        let alias = (entry & (SLOTS as u64 - 1)) as usize;
+        // Which of the two is random, so select with a mask, not a branch.
+        let own = usize::from(bits & (SLOT_UNITS - 1) < entry >> SLOT_BITS);
+        alias ^ ((slot ^ alias) & own.wrapping_neg())
     }
 }
 
@@ -115,7 +121,7 @@ fn normal_mass(a: f64, b: f64) -> f64 {
 
 /// Builds the packed alias table for weights summing to exactly 2^64 (Vose's
 /// algorithm on integers, so the table reproduces the weights exactly).
-fn alias_table(weights: &[u64]) -> Box<[u64]> {
+fn alias_table(weights: &[u64]) -> Vec<u64> {
     debug_assert_eq!(weights.len(), SLOTS);
     let mut left = weights.to_vec();
     let mut entries = vec![0u64; SLOTS];
@@ -136,17 +142,17 @@ fn alias_table(weights: &[u64]) -> Box<[u64]> {
     for l in large {
         entries[l] = l as u64;
     }
-    entries.into_boxed_slice()
+    entries
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The exact probability (in units of 2^-64) the table gives each slot.
+    /// The exact probability (in units of 2^-64) table 0 gives each slot.
     fn table_weights(t: &TenthsNormal) -> Vec<u128> {
         let mut w = vec![0u128; SLOTS];
-        for (slot, &e) in t.entries.iter().enumerate() {
+        for (slot, &e) in t.entries[..SLOTS].iter().enumerate() {
             let own = u128::from(e >> SLOT_BITS);
             let alias = (e & (SLOTS as u64 - 1)) as usize;
             w[slot] += own;
@@ -158,7 +164,7 @@ mod tests {
     #[test]
     fn the_table_reproduces_the_weights_exactly() {
         for (sd, shift) in [(10.0, 0.0), (10.0, 0.7), (7.0, 0.0), (7.0, 0.3)] {
-            let t = TenthsNormal::new(sd, shift);
+            let t = TenthsNormal::new(sd, &[shift]);
             let expected: Vec<u128> = weights(sd, shift, t.half)
                 .into_iter()
                 .map(u128::from)
@@ -169,7 +175,7 @@ mod tests {
 
     #[test]
     fn the_weights_follow_the_normal_distribution() {
-        let t = TenthsNormal::new(10.0, 0.0);
+        let t = TenthsNormal::new(10.0, &[0.0]);
         let w = table_weights(&t);
         let p = |k: i32| w[(k + t.half) as usize] as f64 / 2f64.powi(64);
         // Symmetric around 0, as the normal is.
@@ -196,7 +202,7 @@ mod tests {
     fn a_shift_moves_the_rounding_intervals() {
         // With shift 0.7 the offset is round(0.7 + 100 Z): 0 covers
         // Z in [-0.012, -0.002), 1 covers [-0.002, 0.008).
-        let t = TenthsNormal::new(10.0, 0.7);
+        let t = TenthsNormal::new(10.0, &[0.7]);
         let w = table_weights(&t);
         let p = |k: i32| w[(k + t.half) as usize] as f64 / 2f64.powi(64);
         let mean: f64 = (-t.half..=t.half + 1).map(|k| f64::from(k) * p(k)).sum();
@@ -206,10 +212,13 @@ mod tests {
 
     #[test]
     fn drawn_offsets_have_the_table_distribution() {
-        let t = TenthsNormal::new(7.0, 0.0);
+        // Table 1 of two, to see tables are told apart.
+        let t = TenthsNormal::new(7.0, &[0.5, 0.0]);
         let mut stream = crate::generate::rng::Stream::at(1, 0);
         let n = 200_000;
-        let draws: Vec<i32> = (0..n).map(|_| t.offset(stream.next_u64())).collect();
+        let draws: Vec<i32> = (0..n)
+            .map(|_| t.slot(1, stream.next_u64()) as i32 - t.half())
+            .collect();
         let mean = draws.iter().map(|&k| f64::from(k)).sum::<f64>() / f64::from(n);
         // Standard error 70 / sqrt(200_000) = 0.16.
         assert!(mean.abs() < 1.0, "{mean}");
