@@ -1,5 +1,6 @@
 //! `brc generate`: write a reproducible measurements file.
 
+use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
@@ -7,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use brc::generate::{Generator, Keys, Progress, MAX_KEYS};
-use indicatif::{HumanBytes, ProgressBar, ProgressStyle};
+use indicatif::{HumanBytes, ProgressBar, ProgressState, ProgressStyle};
 
 pub const AFTER_HELP: &str = "\
 The output is a pure function of --rows, --keys and --seed: the same bytes
@@ -77,14 +78,21 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `path` through `write` into `path.tmp`, then renames it, so a
-/// failed or interrupted run never leaves a partial file under the real
-/// name; the temporary file is removed on failure.
+/// Writes `path` through `write`. A regular file is written as
+/// `path.tmp` and renamed at the end, so a failed run never leaves a
+/// partial file under the real name; the temporary file is removed on
+/// failure. Anything else that exists (`/dev/null`, a pipe) is written in
+/// place: there is nothing to protect, and a rename would replace it.
 fn write_file(
     path: &Path,
     write: impl FnOnce(&File) -> io::Result<Progress>,
 ) -> anyhow::Result<()> {
     let name = path.display();
+    if fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        let file = File::create(path).with_context(|| name.to_string())?;
+        write(&file).with_context(|| name.to_string())?;
+        return Ok(());
+    }
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
@@ -103,9 +111,12 @@ fn progress_bar(rows: u64, quiet: bool) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let style = ProgressStyle::with_template(
-        "{wide_bar} {human_pos}/{human_len} rows, {msg}, {per_sec}, ETA {eta}",
+        "{wide_bar} {human_pos}/{human_len} rows, {msg}, {rate}, ETA {eta}",
     )
-    .expect("valid template");
+    .expect("valid template")
+    .with_key("rate", |state: &ProgressState, w: &mut dyn fmt::Write| {
+        let _ = write!(w, "{:.1}M rows/s", state.per_sec() / 1e6);
+    });
     let bar = ProgressBar::new(rows).with_style(style);
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
@@ -165,7 +176,49 @@ fn parse_count(s: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write;
+
     use super::*;
+
+    #[test]
+    fn a_failed_write_leaves_no_file_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.txt");
+        let result = write_file(&path, |mut file| {
+            file.write_all(b"a;1.0\n")?;
+            Err(io::Error::other("disk on fire"))
+        });
+        let message = format!("{:#}", result.unwrap_err());
+        assert_eq!(message, format!("{}: disk on fire", path.display()));
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_successful_write_replaces_the_file_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.txt");
+        fs::write(&path, "old contents, longer than the new").unwrap();
+        write_file(&path, |mut file| {
+            file.write_all(b"a;1.0\n")?;
+            Ok(Progress { rows: 1, bytes: 6 })
+        })
+        .unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"a;1.0\n");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_are_written_in_place() {
+        let null = Path::new("/dev/null");
+        write_file(null, |mut file| {
+            file.write_all(b"a;1.0\n")?;
+            Ok(Progress::default())
+        })
+        .unwrap();
+        assert!(!fs::metadata(null).unwrap().is_file());
+        assert!(!Path::new("/dev/null.tmp").exists());
+    }
 
     #[test]
     fn counts_accept_the_usual_spellings() {
