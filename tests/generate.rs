@@ -1,11 +1,11 @@
 //! `brc generate`: reproducibility, validity, the distributions, and errors.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::process::Command;
 
 use assert_cmd::prelude::*;
-use brc::generate::{Generator, Keys, Progress};
+use brc::generate::{Generator, Keys, Progress, MAX_KEYS};
 use brc::{Engine, Stats};
 
 fn brc() -> Command {
@@ -172,6 +172,14 @@ fn ten_thousand_keys_are_valid_names() {
 }
 
 #[test]
+fn the_largest_key_count_can_be_built() {
+    let generator = Generator::new(Keys::Built(MAX_KEYS), 0).unwrap();
+    let names: HashSet<&str> = generator.stations().iter().map(|s| s.name()).collect();
+    assert_eq!(names.len(), MAX_KEYS);
+    assert!(names.iter().all(|name| (1..=100).contains(&name.len())));
+}
+
+#[test]
 fn any_key_count_gives_that_many_names() {
     for count in [1, 2, 413 + 1, 2_500] {
         let out = generate(Keys::Built(count), 9, 100_000, 2);
@@ -213,7 +221,7 @@ fn bad_arguments_are_usage_errors() {
         &["generate", "--rows", "-1"],
         &["generate", "--rows", "1e30"],
         &["generate", "--rows", "10", "--keys", "0"],
-        &["generate", "--rows", "10", "--keys", "2M"],
+        &["generate", "--rows", "10", "--keys", "100_001"],
         &["generate", "--rows", "10", "--seed", "x"],
         &["generate", "--rows", "10", "--threads", "0"],
         &["generate", "--rows", "10", "some-file"],
