@@ -10,10 +10,14 @@
 //!   tested against.
 //! - [`output`]: the output formats (official one-line, lines, JSON, CSV).
 //! - [`error`]: the typed errors, carrying byte offsets and line numbers.
+//!
+//! And on the side, [`generate`]: the reproducible, parallel generator of
+//! measurement files (`brc generate`).
 
 pub mod chunk;
 pub mod engine;
 pub mod error;
+pub mod generate;
 pub mod input;
 pub mod output;
 pub mod parse;

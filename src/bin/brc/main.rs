@@ -1,5 +1,7 @@
 //! The `brc` command line: a thin layer over the `brc` library.
 
+mod generate;
+
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,7 +10,7 @@ use anyhow::Context;
 use brc::output::Format;
 use brc::{Engine, Options};
 use clap::builder::PossibleValue;
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 
 const AFTER_HELP: &str = "\
 Input: lines `<name>;<value>`, name 1..100 bytes of UTF-8 without `;`,
@@ -24,9 +26,14 @@ Exit status:
 /// fast (the One Billion Row Challenge as a tool).
 #[derive(Parser, Debug)]
 #[command(name = "brc", version, after_help = AFTER_HELP)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+
     /// The measurements file.
-    file: PathBuf,
+    #[arg(required = true)]
+    file: Option<PathBuf>,
 
     /// Worker threads [default: all available cores].
     #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -43,6 +50,11 @@ struct Cli {
     /// Bytes handed to a thread at a time (suffixes K, M, G).
     #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "4M")]
     chunk_size: usize,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    Generate(generate::Args),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -112,7 +124,14 @@ fn parse_size(s: &str) -> Result<usize, String> {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
-    let name = cli.file.display();
+    let file = match &cli.command {
+        Some(Command::Generate(args)) => return generate::run(args),
+        None => cli
+            .file
+            .as_ref()
+            .expect("clap requires FILE without a subcommand"),
+    };
+    let name = file.display();
     let mut options = Options {
         chunk_size: cli.chunk_size,
         ..Options::default()
@@ -120,7 +139,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     if let Some(t) = cli.threads {
         options.threads = t as usize;
     }
-    let input = brc::input::Input::open(&cli.file).with_context(|| name.to_string())?;
+    let input = brc::input::Input::open(file).with_context(|| name.to_string())?;
     let summary =
         brc::aggregate(cli.engine.0, input.bytes(), &options).with_context(|| name.to_string())?;
     let out = brc::output::render(&summary, cli.format.0);
