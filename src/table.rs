@@ -91,12 +91,20 @@ pub fn hash(a: u64, b: u64, name: &[u8]) -> u64 {
     }
 }
 
+/// Folds bytes 16.. of a long name into `h`, a word at a time.
 #[inline(never)]
-#[cold]
 fn hash_tail(mut h: u64, tail: &[u8]) -> u64 {
-    for block in tail.chunks(INLINE) {
-        let (x, y) = key_words(block);
-        h = fold(h ^ x ^ K2, y ^ K1);
+    let mut words = tail.chunks_exact(8);
+    for w in &mut words {
+        h = fold(h ^ K2, u64::from_le_bytes(w.try_into().unwrap()) ^ K1);
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let w = rest
+            .iter()
+            .rev()
+            .fold(0u64, |w, &byte| (w << 8) | u64::from(byte));
+        h = fold(h ^ K2, w ^ K1);
     }
     h
 }
