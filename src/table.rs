@@ -117,6 +117,7 @@ fn tail_eq(arena: &[u8], s: &Slot, name: &[u8]) -> bool {
 }
 
 /// An open-addressing table from station names to [`Stats`].
+#[derive(Clone)]
 pub struct Table {
     slots: Vec<Slot>,
     /// `slots.len() - 1`; the length is a power of two.

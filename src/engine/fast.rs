@@ -14,7 +14,7 @@ use crate::stats::Stats;
 use crate::table::{key_words, Table};
 
 /// One thread's stations; `PORTABLE` forces the SWAR kernel.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Fast<const PORTABLE: bool> {
     table: Table,
 }

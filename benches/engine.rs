@@ -1,0 +1,195 @@
+//! Criterion benchmarks of the pieces of the fast path, each next to the
+//! simpler code it replaces. Throughput is in input bytes, so figures
+//! compare directly with the whole-run GB/s of `brc --timings`.
+//!
+//! Run: `cargo bench` (or `cargo bench -- table` for one group).
+
+use std::hash::BuildHasher;
+use std::hint::black_box;
+
+use brc::engine::{chunked, fast, Partial};
+use brc::generate::{Generator, Keys};
+use brc::parse;
+use brc::scan;
+use brc::table::{key_words, Table};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use hashbrown::HashTable;
+
+/// About 4 MiB of rows (the default chunk size) from the given key set.
+fn rows(keys: Keys) -> Vec<u8> {
+    let mut out = Vec::new();
+    let generator = Generator::new(keys, 1).expect("valid key set");
+    generator
+        .write(300_000, 1, &mut out, &|_| {})
+        .expect("writing to memory");
+    out
+}
+
+fn data_sets() -> [(&'static str, Vec<u8>); 2] {
+    [
+        ("413", rows(Keys::Official)),
+        ("10k", rows(Keys::Built(10_000))),
+    ]
+}
+
+/// The value parser: the strict, readable one against the branch-free
+/// word-at-a-time one, on the value field of every row.
+fn value_parser(c: &mut Criterion) {
+    let input = rows(Keys::Official);
+    let values: Vec<&[u8]> = parse::lines(&input)
+        .map(|(_, line)| &line[memchr::memchr(b';', line).unwrap() + 1..])
+        .collect();
+    let words: Vec<u64> = values
+        .iter()
+        .map(|v| {
+            let mut w = [0u8; 8];
+            w[..v.len()].copy_from_slice(v);
+            w[v.len()] = b'\n';
+            u64::from_le_bytes(w)
+        })
+        .collect();
+    let bytes: usize = values.iter().map(|v| v.len() + 1).sum();
+    let mut g = c.benchmark_group("value_parser");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.bench_function("strict", |b| {
+        b.iter(|| {
+            values
+                .iter()
+                .map(|v| i64::from(parse::parse_value(v).unwrap()))
+                .sum::<i64>()
+        })
+    });
+    g.bench_function("swar", |b| {
+        b.iter(|| {
+            words
+                .iter()
+                .map(|&w| i64::from(scan::parse_value(black_box(w)).unwrap().0))
+                .sum::<i64>()
+        })
+    });
+    g.finish();
+}
+
+/// Splitting a chunk into lines with `memchr` (what `chunked` does) and then
+/// finding each `;` (the separator search the scanner replaces).
+fn separator_search(c: &mut Criterion) {
+    let mut g = c.benchmark_group("separator_search");
+    for (name, input) in data_sets() {
+        g.throughput(Throughput::Bytes(input.len() as u64));
+        g.bench_with_input(
+            BenchmarkId::new("memchr_lines_and_semicolons", name),
+            &input,
+            |b, input| {
+                b.iter(|| {
+                    parse::lines(input)
+                        .map(|(_, line)| memchr::memchr(b';', line).unwrap())
+                        .sum::<usize>()
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
+/// Hash and table update per row: the hand-written table against the
+/// foldhash + `hashbrown::HashTable` baseline, names already split off.
+fn table(c: &mut Criterion) {
+    let mut g = c.benchmark_group("table");
+    for (name, input) in data_sets() {
+        let rows: Vec<(&[u8], i16)> = parse::lines(&input)
+            .map(|(_, line)| parse::parse_line(line).unwrap())
+            .collect();
+        g.throughput(Throughput::Bytes(input.len() as u64));
+        // The scanner hands the table a name's first 16 bytes as words for
+        // free (they are in a register already), so they are made here,
+        // outside the timing.
+        let keyed: Vec<(u64, u64, &[u8], i16)> = rows
+            .iter()
+            .map(|&(n, v)| {
+                let (a, b) = key_words(n);
+                (a, b, n, v)
+            })
+            .collect();
+        g.bench_with_input(BenchmarkId::new("hand_written", name), &keyed, |b, rows| {
+            b.iter(|| {
+                let mut t = Table::default();
+                for &(a, b, n, v) in rows {
+                    t.add(a, b, n, v, 0);
+                }
+                t.len()
+            })
+        });
+        g.bench_with_input(
+            BenchmarkId::new("foldhash_hashbrown", name),
+            &rows,
+            |b, rows| {
+                let state = foldhash::fast::FixedState::default();
+                b.iter(|| {
+                    let mut t: HashTable<(u64, &[u8], brc::Stats)> = HashTable::new();
+                    for &(n, v) in rows {
+                        let h = state.hash_one(n);
+                        match t.find_mut(h, |e| e.0 == h && e.1 == n) {
+                            Some(e) => e.2.add(v),
+                            None => {
+                                t.insert_unique(h, (h, n, brc::Stats::new(v)), |e| e.0);
+                            }
+                        }
+                    }
+                    t.len()
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
+/// One 4 MiB chunk end to end through each parallel engine's per-thread
+/// state: parsing, hashing and updating together.
+fn chunk(c: &mut Criterion) {
+    fn feed<P: Partial>(input: &[u8]) -> usize {
+        let mut p = P::default();
+        p.feed(input, 0).unwrap();
+        p.into_entries().len()
+    }
+    let mut g = c.benchmark_group("chunk");
+    for (name, input) in data_sets() {
+        g.throughput(Throughput::Bytes(input.len() as u64));
+        g.bench_with_input(BenchmarkId::new("chunked", name), &input, |b, i| {
+            b.iter(|| feed::<chunked::Table>(i))
+        });
+        g.bench_with_input(BenchmarkId::new("swar", name), &input, |b, i| {
+            b.iter(|| feed::<fast::Fast<true>>(i))
+        });
+        g.bench_with_input(BenchmarkId::new("fast", name), &input, |b, i| {
+            b.iter(|| feed::<fast::Fast<false>>(i))
+        });
+    }
+    g.finish();
+}
+
+/// Merging one thread's table into another's: the end-of-run cost that
+/// grows with the number of distinct names, not rows.
+fn merge(c: &mut Criterion) {
+    let mut g = c.benchmark_group("merge");
+    for (name, input) in data_sets() {
+        let half = parse::line_end(&input, input.len() / 2);
+        let mut x = fast::Fast::<false>::default();
+        let mut y = fast::Fast::<false>::default();
+        x.feed(&input[..half], 0).unwrap();
+        y.feed(&input[half..], half).unwrap();
+        g.bench_function(BenchmarkId::new("two_tables", name), |b| {
+            b.iter_batched(
+                || (x.clone(), y.clone()),
+                |(mut x, y)| {
+                    x.merge(y);
+                    x
+                },
+                criterion::BatchSize::LargeInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, value_parser, separator_search, table, chunk, merge);
+criterion_main!(benches);
