@@ -1,18 +1,24 @@
 //! The `brc` command line: a thin layer over the `brc` library.
 
-use std::io::{self, Write};
-use std::path::PathBuf;
+mod progress;
+
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use brc::input::Input;
 use brc::output::Format;
 use brc::{Engine, Options};
 use clap::builder::PossibleValue;
-use clap::{Parser, ValueEnum};
+use clap::{CommandFactory, Parser, ValueEnum};
 
 const AFTER_HELP: &str = "\
 Input: lines `<name>;<value>`, name 1..100 bytes of UTF-8 without `;`,
 value -?d{1,2}.d (e.g. -12.3). The last line may lack its newline.
+A file or standard input may be gzip or zstd compressed (told by its first
+bytes). Memory stays within about (threads + 2) x chunk size plus the
+stations, whatever the input's size; errors name standard input `<stdin>`.
 
 Exit status:
   0  success (also when stdout is a closed pipe)
@@ -25,8 +31,8 @@ Exit status:
 #[derive(Parser, Debug)]
 #[command(name = "brc", version, after_help = AFTER_HELP)]
 struct Cli {
-    /// The measurements file.
-    file: PathBuf,
+    /// The measurements file; `-` or none for standard input.
+    file: Option<PathBuf>,
 
     /// Worker threads [default: all available cores].
     #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -43,6 +49,11 @@ struct Cli {
     /// Bytes handed to a thread at a time (suffixes K, M, G).
     #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "4M")]
     chunk_size: usize,
+
+    /// Never show the progress bar (shown on a terminal for runs over a
+    /// second).
+    #[arg(short = 'q', long)]
+    quiet: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -112,7 +123,11 @@ fn parse_size(s: &str) -> Result<usize, String> {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
-    let name = cli.file.display();
+    let (name, input) = match &cli.file {
+        Some(path) if path != Path::new("-") => (path.display().to_string(), Input::open(path)),
+        _ => ("<stdin>".to_string(), Input::stdin()),
+    };
+    let input = input.with_context(|| name.clone())?;
     let mut options = Options {
         chunk_size: cli.chunk_size,
         ..Options::default()
@@ -120,9 +135,15 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     if let Some(t) = cli.threads {
         options.threads = t as usize;
     }
-    let input = brc::input::Input::open(&cli.file).with_context(|| name.to_string())?;
-    let summary =
-        brc::aggregate(cli.engine.0, input.bytes(), &options).with_context(|| name.to_string())?;
+    let bar = if !cli.quiet && io::stderr().is_terminal() {
+        progress::Bar::start(input.consumed(), input.size())
+    } else {
+        progress::Bar::hidden()
+    };
+    let summary = input
+        .aggregate(cli.engine.0, &options)
+        .with_context(|| name.clone())?;
+    drop(bar);
     let out = brc::output::render(&summary, cli.format.0);
     let mut stdout = io::stdout().lock();
     stdout.write_all(&out)?;
@@ -132,6 +153,14 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.file.is_none() && io::stdin().is_terminal() {
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "no input: give a FILE, or pipe data in (`-` reads standard input)",
+            )
+            .exit();
+    }
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
