@@ -113,7 +113,8 @@ struct Reading {
 
 impl Reading {
     /// Reads blocks until the end of the input, a read error, or a fault
-    /// (the rest of the input cannot hold an earlier one).
+    /// (the rest of the input cannot hold an earlier one). Returns the read
+    /// error, if any.
     fn run(self, mut reader: impl Read, fault_bound: &AtomicUsize) -> io::Result<()> {
         let mut allocated = 0;
         let mut carry = Vec::new();
@@ -145,41 +146,45 @@ impl Reading {
                 buf.resize(filled * 2, 0);
             }
             buf[..filled].copy_from_slice(&carry);
-            let mut eof = false;
+            // Set at the end of the input or on a read error.
+            let mut stop = None;
             let len = loop {
                 while filled < buf.len() {
                     match reader.read(&mut buf[filled..]) {
                         Ok(0) => {
-                            eof = true;
+                            stop = Some(Ok(()));
                             break;
                         }
                         Ok(n) => filled += n,
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(e),
+                        Err(e) => {
+                            stop = Some(Err(e));
+                            break;
+                        }
                     }
                 }
-                if eof {
-                    break filled;
-                }
-                match memchr::memrchr(b'\n', &buf[..filled]) {
-                    Some(i) => break i + 1,
+                match (&stop, memchr::memrchr(b'\n', &buf[..filled])) {
+                    // The last line needs no `\n`.
+                    (Some(Ok(())), _) => break filled,
+                    (_, Some(i)) => break i + 1,
+                    // Nothing whole before a read error.
+                    (Some(Err(_)), None) => break 0,
                     // A line longer than the buffer: it is malformed, but
                     // is held whole so that its error reads as on the file
                     // path.
-                    None => buf.resize(buf.len() * 2, 0),
+                    (None, None) => buf.resize(buf.len() * 2, 0),
                 }
             };
             carry.clear();
             carry.extend_from_slice(&buf[len..filled]);
-            if len == 0 {
-                return Ok(());
-            }
-            if self.full.send(Block { buf, len, offset }).is_err() {
+            // The whole lines before a read error still go out: a malformed
+            // one among them is reported first.
+            if len > 0 && self.full.send(Block { buf, len, offset }).is_err() {
                 return Ok(());
             }
             offset += len;
-            if eof {
-                return Ok(());
+            if let Some(stop) = stop {
+                return stop;
             }
         }
     }
@@ -301,4 +306,165 @@ fn check<P: Partial>(partial: &mut P, block: &[u8], offset: usize) -> Result<(),
 
 fn count_newlines(bytes: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::engine::{aggregate, chunked, Engine};
+
+    /// A reader handing out its bytes in pieces of the given sizes, in turn,
+    /// as a pipe does, then failing if `fail` is set.
+    struct Pieces<'a> {
+        data: &'a [u8],
+        sizes: Vec<usize>,
+        turn: usize,
+        fail: bool,
+    }
+
+    impl Read for Pieces<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.data.is_empty() && self.fail {
+                return Err(io::Error::other("the pipe broke"));
+            }
+            let size = self.sizes[self.turn % self.sizes.len()];
+            self.turn += 1;
+            let n = size.min(buf.len()).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    fn stream(
+        data: &[u8],
+        sizes: Vec<usize>,
+        fail: bool,
+        options: &Options,
+    ) -> Result<Summary, Error> {
+        let reader = Pieces {
+            data,
+            sizes,
+            turn: 0,
+            fail,
+        };
+        run::<chunked::Table>(reader, options)
+    }
+
+    /// Lines from a few names, multi-byte ones among them, so that reads and
+    /// blocks of any size split some of them.
+    fn lines(rows: &[(usize, i16)], last_newline: bool) -> Vec<u8> {
+        const NAMES: [&str; 5] = ["a", "Zürich", "東京", "São Paulo", "x y"];
+        let mut out = Vec::new();
+        for (name, tenths) in rows {
+            let sign = if *tenths < 0 { "-" } else { "" };
+            let t = tenths.unsigned_abs();
+            let line = format!("{};{sign}{}.{}\n", NAMES[name % 5], t / 10, t % 10);
+            out.extend_from_slice(line.as_bytes());
+        }
+        if !last_newline {
+            out.pop();
+        }
+        out
+    }
+
+    const BAD_LINES: [&[u8]; 7] = [
+        b"",
+        b"no semicolon",
+        b";1.0",
+        b"a;1.00",
+        b"\xff;1.0",
+        b"Z\xc3;1.0",
+        b"a;\xe6\x9d\xb1",
+    ];
+
+    fn rows() -> impl Strategy<Value = Vec<(usize, i16)>> {
+        prop::collection::vec((0..5usize, -999..=999i16), 0..200)
+    }
+
+    proptest! {
+        #[test]
+        fn streams_agree_with_the_file_path(
+            rows in rows(),
+            last_newline in any::<bool>(),
+            sizes in prop::collection::vec(1..40usize, 1..5),
+            block in 1..64usize,
+            threads in 1..4usize,
+        ) {
+            let input = lines(&rows, last_newline);
+            let options = Options { threads, chunk_size: block };
+            let expected = aggregate(Engine::Chunked, &input, &options).unwrap();
+            let got = stream(&input, sizes, false, &options).unwrap();
+            prop_assert_eq!(got, expected);
+        }
+
+        #[test]
+        fn stream_errors_agree_with_the_file_path(
+            rows in rows(),
+            bad in 0..BAD_LINES.len(),
+            at in any::<prop::sample::Index>(),
+            sizes in prop::collection::vec(1..40usize, 1..5),
+            block in 1..64usize,
+            threads in 1..4usize,
+        ) {
+            let mut input = lines(&rows, true);
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(input.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i + 1))
+                .collect();
+            let start = starts[at.index(starts.len())];
+            input.splice(start..start, [BAD_LINES[bad], b"\n"].concat());
+            let options = Options { threads, chunk_size: block };
+            let expected = aggregate(Engine::Chunked, &input, &options).unwrap_err();
+            match stream(&input, sizes, false, &options) {
+                Err(Error::Data(got)) => prop_assert_eq!(got, expected),
+                other => prop_assert!(false, "expected {expected:?}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_a_block_is_held_whole() {
+        let long = "n".repeat(300);
+        let input = format!("a;1.0\n{long};2.0\n{long}{long};3.0\n");
+        let options = Options {
+            threads: 2,
+            chunk_size: 16,
+        };
+        let expected = aggregate(Engine::Chunked, input.as_bytes(), &options).unwrap_err();
+        assert_eq!(expected.line, 2);
+        match stream(input.as_bytes(), vec![7], false, &options) {
+            Err(Error::Data(got)) => assert_eq!(got, expected),
+            other => panic!("expected {expected:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn read_errors_are_reported_after_earlier_malformed_lines() {
+        let options = Options {
+            threads: 2,
+            chunk_size: 8,
+        };
+        let good = lines(&[(0, 10), (1, -5), (2, 999)], true);
+        match stream(&good, vec![5], true, &options) {
+            Err(Error::Io(e)) => assert_eq!(e.to_string(), "the pipe broke"),
+            other => panic!("expected a read error, got {other:?}"),
+        }
+        let bad = [&good[..], b"oops\n"].concat();
+        match stream(&bad, vec![5], true, &options) {
+            Err(Error::Data(e)) => assert_eq!(e.line, 4),
+            other => panic!("expected a data error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn counted_folds_blocks_in_input_order() {
+        let mut counted = Counted::default();
+        counted.add(10, 5, 2);
+        assert_eq!((counted.through, counted.newlines), (0, 0));
+        counted.add(0, 10, 3);
+        assert_eq!((counted.through, counted.newlines), (15, 5));
+        assert!(counted.ahead.is_empty());
+    }
 }
