@@ -4,7 +4,7 @@
 //! the 1-based line number is counted only then, on the error path, so the
 //! hot loops never count lines (as ripgrep does).
 
-use std::fmt;
+use std::{fmt, io};
 
 /// What is wrong with a line: what was expected, and what was found.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -70,9 +70,15 @@ impl Fault {
     /// `input` before it; `input` must be the whole input the offset is
     /// relative to.
     pub fn locate(self, input: &[u8]) -> DataError {
-        let line = memchr::memchr_iter(b'\n', &input[..self.offset]).count() as u64 + 1;
+        let newlines = memchr::memchr_iter(b'\n', &input[..self.offset]).count();
+        self.after_newlines(newlines as u64)
+    }
+
+    /// Turns the fault into a [`DataError`], given the number of `\n` in
+    /// the input before it, for callers that no longer hold that input.
+    pub fn after_newlines(self, newlines: u64) -> DataError {
         DataError {
-            line,
+            line: newlines + 1,
             offset: self.offset as u64,
             kind: self.kind,
         }
@@ -85,6 +91,18 @@ impl Fault {
             (a, b) => a.or(b),
         }
     }
+}
+
+/// Why an input could not be aggregated: it was malformed, or reading it
+/// failed (including a corrupt compressed stream).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A malformed line.
+    #[error(transparent)]
+    Data(#[from] DataError),
+    /// Reading or decompressing the input failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
 }
 
 /// Displays a piece of a malformed line for a person: quoted, with control

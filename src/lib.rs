@@ -3,6 +3,9 @@
 //! The library holds everything; the `brc` binary is a thin command line
 //! over it. The pieces, in the order data flows through them:
 //!
+//! - [`input`]: opening files and standard input, mapped or streamed,
+//!   decompressed if need be; aggregating them in bounded memory.
+//! - [`stream`]: the streaming driver for pipes and decompressors.
 //! - [`parse`]: the strict line grammar and the value parser (integer tenths).
 //! - [`stats`]: the exact per-station accumulator and the official rounding rule.
 //! - [`engine`]: the interchangeable engines that turn bytes into a
@@ -23,8 +26,9 @@ pub mod output;
 pub mod parse;
 pub mod scan;
 pub mod stats;
+pub mod stream;
 pub mod table;
 
 pub use engine::{aggregate, Engine, Options, Summary};
-pub use error::{DataError, ErrorKind};
+pub use error::{DataError, Error, ErrorKind};
 pub use stats::Stats;

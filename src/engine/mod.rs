@@ -15,16 +15,17 @@
 //! Engines above `naive` share the parallel driver in this module: each
 //! thread feeds chunks into its own [`Partial`], the partials are merged,
 //! and [`Summary::from_entries`] checks each distinct name's UTF-8 once and
-//! sorts.
+//! sorts. The same [`Partial`]s run on streams in [`crate::stream`].
 
 pub mod chunked;
 pub mod fast;
 pub mod naive;
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::chunk::Chunks;
-use crate::error::{DataError, ErrorKind, Fault};
+use crate::error::{DataError, Error, ErrorKind, Fault};
 use crate::stats::Stats;
 
 /// An aggregation engine, selectable by name.
@@ -156,13 +157,48 @@ impl Summary {
 
 /// Aggregates `input` with `engine`.
 pub fn aggregate(engine: Engine, input: &[u8], options: &Options) -> Result<Summary, DataError> {
-    let result = match engine {
-        Engine::Naive => naive::aggregate(input),
-        Engine::Chunked => run_parallel::<chunked::Table>(input, options),
-        Engine::Swar => run_parallel::<fast::Fast<true>>(input, options),
-        Engine::Fast => run_parallel::<fast::Fast<false>>(input, options),
-    };
-    result.map_err(|fault| fault.locate(input))
+    struct InMemory<'a> {
+        input: &'a [u8],
+        options: &'a Options,
+    }
+    impl Job for InMemory<'_> {
+        type Output = Result<Summary, DataError>;
+        fn naive(self) -> Self::Output {
+            naive::aggregate(self.input).map_err(|e| match e {
+                Error::Data(e) => e,
+                Error::Io(e) => unreachable!("reading a byte slice failed: {e}"),
+            })
+        }
+        fn parallel<P: Partial>(self) -> Self::Output {
+            run_parallel::<P>(self.input, self.options).map_err(|fault| fault.locate(self.input))
+        }
+    }
+    engine.run(InMemory { input, options })
+}
+
+/// Work that depends on the engine's types: the naive engine, or a
+/// parallel engine's [`Partial`]. Each kind of input (bytes in memory, a
+/// mapped file, a stream) implements it once, and [`Engine::run`] holds the
+/// one `match` from engine names to types.
+pub trait Job {
+    /// What the work produces.
+    type Output;
+    /// Does the work with the naive engine.
+    fn naive(self) -> Self::Output;
+    /// Does the work with the parallel engine whose per-thread state is `P`.
+    fn parallel<P: Partial>(self) -> Self::Output;
+}
+
+impl Engine {
+    /// Does `job` with this engine.
+    pub fn run<J: Job>(self, job: J) -> J::Output {
+        match self {
+            Engine::Naive => job.naive(),
+            Engine::Chunked => job.parallel::<chunked::Table>(),
+            Engine::Swar => job.parallel::<fast::Fast<true>>(),
+            Engine::Fast => job.parallel::<fast::Fast<false>>(),
+        }
+    }
 }
 
 /// Per-thread state of a parallel engine: what it has aggregated so far.
@@ -183,6 +219,17 @@ pub trait Partial: Default + Send {
 /// Runs a parallel engine: threads claim chunks in input order from an
 /// atomic cursor, each feeds its own [`Partial`], then the partials merge.
 pub fn run_parallel<P: Partial>(input: &[u8], options: &Options) -> Result<Summary, Fault> {
+    run_parallel_with::<P>(input, options, &|_| {})
+}
+
+/// [`run_parallel`], calling `done` with each chunk's byte range once it has
+/// been fed: the mapped-file path returns the chunk's pages to the kernel
+/// there, so a file's pages do not pile up in memory, and counts progress.
+pub fn run_parallel_with<P: Partial>(
+    input: &[u8],
+    options: &Options,
+    done: &(dyn Fn(Range<usize>) + Sync),
+) -> Result<Summary, Fault> {
     let chunks = Chunks::new(input, options.chunk_size);
     // Offset of the first fault found so far: chunks starting after it
     // cannot hold an earlier fault, so they are skipped.
@@ -199,6 +246,7 @@ pub fn run_parallel<P: Partial>(input: &[u8], options: &Options) -> Result<Summa
                 fault = Fault::first(fault, Some(f));
                 break;
             }
+            done(offset..offset + chunk.len());
         }
         (partial, fault)
     };

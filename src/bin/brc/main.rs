@@ -1,20 +1,25 @@
 //! The `brc` command line: a thin layer over the `brc` library.
 
 mod generate;
+mod progress;
 
-use std::io::{self, Write};
-use std::path::PathBuf;
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use brc::input::Input;
 use brc::output::Format;
 use brc::{Engine, Options};
 use clap::builder::PossibleValue;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 const AFTER_HELP: &str = "\
 Input: lines `<name>;<value>`, name 1..100 bytes of UTF-8 without `;`,
 value -?d{1,2}.d (e.g. -12.3). The last line may lack its newline.
+A file or standard input may be gzip or zstd compressed (told by its first
+bytes). Memory stays within about (threads + 2) x chunk size plus the
+stations, whatever the input's size; errors name standard input `<stdin>`.
 
 Exit status:
   0  success (also when stdout is a closed pipe)
@@ -31,8 +36,7 @@ struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
 
-    /// The measurements file.
-    #[arg(required = true)]
+    /// The measurements file; `-` or none for standard input.
     file: Option<PathBuf>,
 
     /// Worker threads [default: all available cores].
@@ -50,6 +54,11 @@ struct Cli {
     /// Bytes handed to a thread at a time (suffixes K, M, G).
     #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "4M")]
     chunk_size: usize,
+
+    /// Never show the progress bar (shown on a terminal for runs over a
+    /// second).
+    #[arg(short = 'q', long)]
+    quiet: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -124,14 +133,14 @@ fn parse_size(s: &str) -> Result<usize, String> {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
-    let file = match &cli.command {
-        Some(Command::Generate(args)) => return generate::run(args),
-        None => cli
-            .file
-            .as_ref()
-            .expect("clap requires FILE without a subcommand"),
+    if let Some(Command::Generate(args)) = &cli.command {
+        return generate::run(args);
+    }
+    let (name, input) = match &cli.file {
+        Some(path) if path != Path::new("-") => (path.display().to_string(), Input::open(path)),
+        _ => ("<stdin>".to_string(), Input::stdin()),
     };
-    let name = file.display();
+    let input = input.with_context(|| name.clone())?;
     let mut options = Options {
         chunk_size: cli.chunk_size,
         ..Options::default()
@@ -139,9 +148,15 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     if let Some(t) = cli.threads {
         options.threads = t as usize;
     }
-    let input = brc::input::Input::open(file).with_context(|| name.to_string())?;
-    let summary =
-        brc::aggregate(cli.engine.0, input.bytes(), &options).with_context(|| name.to_string())?;
+    let bar = if !cli.quiet && io::stderr().is_terminal() {
+        progress::Bar::start(input.consumed(), input.size())
+    } else {
+        progress::Bar::hidden()
+    };
+    let summary = input
+        .aggregate(cli.engine.0, &options)
+        .with_context(|| name.clone())?;
+    drop(bar);
     let out = brc::output::render(&summary, cli.format.0);
     let mut stdout = io::stdout().lock();
     stdout.write_all(&out)?;
@@ -151,6 +166,14 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.command.is_none() && cli.file.is_none() && io::stdin().is_terminal() {
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "no input: give a FILE, or pipe data in (`-` reads standard input)",
+            )
+            .exit();
+    }
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -1,0 +1,470 @@
+//! Aggregating a stream (standard input, a pipe, a decompressor) in bounded
+//! memory, with any parallel engine.
+//!
+//! The calling thread reads: it fills blocks from a bounded pool of reusable
+//! buffers, carries the partial last line of each block over to the next,
+//! and hands blocks of whole lines to worker threads through a channel. Each
+//! worker feeds its own [`Partial`], as on a mapped file, and the partials
+//! are merged at the end. Memory is the pool (`threads + 2` blocks of the
+//! chunk size) plus the tables, whatever the length of the stream.
+//!
+//! A stream cannot be read twice, so two things the file path does after the
+//! fact are done on each block while it is in hand: counting its lines (a
+//! fault's line number is the count before it) and checking its UTF-8 (the
+//! file path checks each distinct name once, at the end, and then counts the
+//! lines up to the first bad one; by then a stream's bytes are gone).
+
+use std::collections::BTreeMap;
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Mutex, PoisonError};
+
+use crate::engine::{Options, Partial, Summary};
+use crate::error::{Error, ErrorKind, Fault};
+use crate::parse;
+
+/// Aggregates everything `reader` yields with the engine whose per-thread
+/// state is `P`, using `options.threads` workers and blocks of
+/// `options.chunk_size` bytes. Gives the same summary, and the same error
+/// with the same line number, as the file path on the same bytes; a read
+/// error is reported unless the bytes before it hold a malformed line.
+pub fn run<P: Partial>(reader: impl Read, options: &Options) -> Result<Summary, Error> {
+    let threads = options.threads.max(1);
+    let (full_tx, full_rx) = mpsc::channel();
+    let full_rx = Mutex::new(full_rx);
+    let (free_tx, free_rx) = mpsc::channel();
+    let shared = Shared {
+        fault_bound: AtomicUsize::new(usize::MAX),
+        counted: Mutex::new(Counted::default()),
+    };
+    let reading = Reading {
+        block_size: options.chunk_size.max(1),
+        pool: threads + 2,
+        full: full_tx,
+        free: free_rx,
+    };
+    let (read, results) = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let free = free_tx.clone();
+                let (full, shared) = (&full_rx, &shared);
+                s.spawn(move || work::<P>(full, free, shared))
+            })
+            .collect();
+        drop(free_tx);
+        // Returning drops the sender, which lets the workers finish.
+        let read = reading.run(reader, &shared.fault_bound);
+        let results: Vec<(P, Option<Located>)> = workers
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect();
+        (read, results)
+    });
+    let mut merged = P::default();
+    let mut fault: Option<Located> = None;
+    for (partial, found) in results {
+        merged.merge(partial);
+        fault = match (fault, found) {
+            (Some(a), Some(b)) => Some(if b.fault.offset < a.fault.offset {
+                b
+            } else {
+                a
+            }),
+            (a, b) => a.or(b),
+        };
+    }
+    // A malformed line was read before any read error, so it comes first.
+    if let Some(found) = fault {
+        let counted = shared
+            .counted
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        // Every block before the fault's was fed whole, none after it counts.
+        debug_assert_eq!(counted.through, found.block);
+        let newlines = counted.newlines + found.newlines_before;
+        return Err(found.fault.after_newlines(newlines).into());
+    }
+    read?;
+    // Every name's UTF-8 was checked with its block, so this cannot fail.
+    Summary::from_entries(merged.into_entries(), None)
+        .map_err(|f| unreachable!("a bad name passed the block checks: {f:?}"))
+}
+
+/// A block of whole lines in a buffer from the pool. The buffer is
+/// initialized to its full length once, when allocated; only `..len` is
+/// this block's.
+struct Block {
+    buf: Vec<u8>,
+    len: usize,
+    offset: usize,
+}
+
+/// The reading side: the channel blocks go out on, and the pool's buffers
+/// coming back.
+struct Reading {
+    block_size: usize,
+    /// How many buffers may exist: one per worker, one being filled, one
+    /// waiting, so the workers never wait for the reader when it keeps up.
+    pool: usize,
+    full: Sender<Block>,
+    free: Receiver<Vec<u8>>,
+}
+
+impl Reading {
+    /// Reads blocks until the end of the input, a read error, or a fault
+    /// (the rest of the input cannot hold an earlier one). Returns the read
+    /// error, if any.
+    fn run(self, mut reader: impl Read, fault_bound: &AtomicUsize) -> io::Result<()> {
+        let mut allocated = 0;
+        let mut carry = Vec::new();
+        let mut offset = 0;
+        loop {
+            if fault_bound.load(Ordering::Relaxed) != usize::MAX {
+                return Ok(());
+            }
+            let mut buf = match self.free.try_recv() {
+                Ok(buf) => buf,
+                Err(_) if allocated < self.pool => {
+                    allocated += 1;
+                    vec![0; self.block_size]
+                }
+                // Only fails if every worker is gone, i.e. panicked; the
+                // join reports that.
+                Err(_) => match self.free.recv() {
+                    Ok(buf) => buf,
+                    Err(_) => return Ok(()),
+                },
+            };
+            if buf.len() > self.block_size && carry.len() < self.block_size {
+                // Grown for an overlong line earlier: back to the budget.
+                buf.truncate(self.block_size);
+                buf.shrink_to_fit();
+            }
+            let mut filled = carry.len();
+            if buf.len() <= filled {
+                buf.resize(filled * 2, 0);
+            }
+            buf[..filled].copy_from_slice(&carry);
+            // Set at the end of the input or on a read error.
+            let mut stop = None;
+            let len = loop {
+                while filled < buf.len() {
+                    match reader.read(&mut buf[filled..]) {
+                        Ok(0) => {
+                            stop = Some(Ok(()));
+                            break;
+                        }
+                        Ok(n) => filled += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            stop = Some(Err(e));
+                            break;
+                        }
+                    }
+                }
+                match (&stop, memchr::memrchr(b'\n', &buf[..filled])) {
+                    // The last line needs no `\n`.
+                    (Some(Ok(())), _) => break filled,
+                    (_, Some(i)) => break i + 1,
+                    // Nothing whole before a read error.
+                    (Some(Err(_)), None) => break 0,
+                    // A line longer than the buffer: it is malformed, but
+                    // is held whole so that its error reads as on the file
+                    // path.
+                    (None, None) => buf.resize(buf.len() * 2, 0),
+                }
+            };
+            carry.clear();
+            carry.extend_from_slice(&buf[len..filled]);
+            // The whole lines before a read error still go out: a malformed
+            // one among them is reported first.
+            if len > 0 && self.full.send(Block { buf, len, offset }).is_err() {
+                return Ok(());
+            }
+            offset += len;
+            if let Some(stop) = stop {
+                return stop;
+            }
+        }
+    }
+}
+
+/// What the workers share.
+struct Shared {
+    /// Offset of the first fault found so far: blocks starting after it
+    /// cannot hold an earlier fault, so they are skipped and no more are
+    /// read.
+    fault_bound: AtomicUsize,
+    /// The newlines of the blocks fed whole so far.
+    counted: Mutex<Counted>,
+}
+
+/// The `\n` count of the input's longest prefix of blocks fed whole, plus
+/// the blocks fed out of order beyond it (at most one per buffer in the
+/// pool, so this stays small however long the input).
+#[derive(Default)]
+struct Counted {
+    through: usize,
+    newlines: u64,
+    ahead: BTreeMap<usize, (usize, u64)>,
+}
+
+impl Counted {
+    fn add(&mut self, offset: usize, len: usize, newlines: u64) {
+        self.ahead.insert(offset, (len, newlines));
+        while let Some((len, newlines)) = self.ahead.remove(&self.through) {
+            self.through += len;
+            self.newlines += newlines;
+        }
+    }
+}
+
+/// A fault found in a block, with what is needed to give its line number.
+struct Located {
+    fault: Fault,
+    /// Offset of the block it was found in.
+    block: usize,
+    /// `\n` in that block before the fault.
+    newlines_before: u64,
+}
+
+/// A worker: feeds blocks into its own `P` until the reader is done, and
+/// returns every buffer to the pool.
+fn work<P: Partial>(
+    full: &Mutex<Receiver<Block>>,
+    free: Sender<Vec<u8>>,
+    shared: &Shared,
+) -> (P, Option<Located>) {
+    let mut partial = P::default();
+    let mut found = None;
+    loop {
+        let block = full.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok(block) = block else {
+            return (partial, found);
+        };
+        if block.offset <= shared.fault_bound.load(Ordering::Relaxed) {
+            let bytes = &block.buf[..block.len];
+            match check(&mut partial, bytes, block.offset) {
+                Ok(()) => {
+                    let newlines = count_newlines(bytes);
+                    shared
+                        .counted
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .add(block.offset, block.len, newlines);
+                }
+                Err(fault) => {
+                    shared
+                        .fault_bound
+                        .fetch_min(fault.offset, Ordering::Relaxed);
+                    // Blocks come in input order, and later ones are now
+                    // skipped, so this is the worker's first fault.
+                    found = Some(Located {
+                        newlines_before: count_newlines(&bytes[..fault.offset - block.offset]),
+                        block: block.offset,
+                        fault,
+                    });
+                }
+            }
+        }
+        // The reader may have stopped, dropping the pool; then so be it.
+        let _ = free.send(block.buf);
+    }
+}
+
+/// Feeds a block and checks the UTF-8 of its lines before the first parse
+/// fault: the first fault in the block, as the file path would report it.
+fn check<P: Partial>(partial: &mut P, block: &[u8], offset: usize) -> Result<(), Fault> {
+    let parsed = partial.feed(block, offset);
+    let checked = match &parsed {
+        Ok(()) => block.len(),
+        Err(f) => f.offset - offset,
+    };
+    let Err(e) = std::str::from_utf8(&block[..checked]) else {
+        return parsed;
+    };
+    // The line holding the first invalid byte; ASCII `;` and `\n` never
+    // occur inside a multi-byte character, so lines are checked on their
+    // own.
+    let bad = e.valid_up_to();
+    let start = memchr::memrchr(b'\n', &block[..bad]).map_or(0, |i| i + 1);
+    let line = &block[start..parse::line_end(block, start)];
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let kind = match parse::parse_line(line) {
+        Err(kind) => kind,
+        // The line parses, so the invalid byte is in its name.
+        Ok((name, _)) => ErrorKind::InvalidUtf8 {
+            name: name.to_vec(),
+        },
+    };
+    Err(Fault {
+        offset: offset + start,
+        kind,
+    })
+}
+
+fn count_newlines(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::engine::{aggregate, chunked, Engine};
+
+    /// A reader handing out its bytes in pieces of the given sizes, in turn,
+    /// as a pipe does, then failing if `fail` is set.
+    struct Pieces<'a> {
+        data: &'a [u8],
+        sizes: Vec<usize>,
+        turn: usize,
+        fail: bool,
+    }
+
+    impl Read for Pieces<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.data.is_empty() && self.fail {
+                return Err(io::Error::other("the pipe broke"));
+            }
+            let size = self.sizes[self.turn % self.sizes.len()];
+            self.turn += 1;
+            let n = size.min(buf.len()).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    fn stream(
+        data: &[u8],
+        sizes: Vec<usize>,
+        fail: bool,
+        options: &Options,
+    ) -> Result<Summary, Error> {
+        let reader = Pieces {
+            data,
+            sizes,
+            turn: 0,
+            fail,
+        };
+        run::<chunked::Table>(reader, options)
+    }
+
+    /// Lines from a few names, multi-byte ones among them, so that reads and
+    /// blocks of any size split some of them.
+    fn lines(rows: &[(usize, i16)], last_newline: bool) -> Vec<u8> {
+        const NAMES: [&str; 5] = ["a", "Zürich", "東京", "São Paulo", "x y"];
+        let mut out = Vec::new();
+        for (name, tenths) in rows {
+            let sign = if *tenths < 0 { "-" } else { "" };
+            let t = tenths.unsigned_abs();
+            let line = format!("{};{sign}{}.{}\n", NAMES[name % 5], t / 10, t % 10);
+            out.extend_from_slice(line.as_bytes());
+        }
+        if !last_newline {
+            out.pop();
+        }
+        out
+    }
+
+    const BAD_LINES: [&[u8]; 7] = [
+        b"",
+        b"no semicolon",
+        b";1.0",
+        b"a;1.00",
+        b"\xff;1.0",
+        b"Z\xc3;1.0",
+        b"a;\xe6\x9d\xb1",
+    ];
+
+    fn rows() -> impl Strategy<Value = Vec<(usize, i16)>> {
+        prop::collection::vec((0..5usize, -999..=999i16), 0..200)
+    }
+
+    proptest! {
+        #[test]
+        fn streams_agree_with_the_file_path(
+            rows in rows(),
+            last_newline in any::<bool>(),
+            sizes in prop::collection::vec(1..40usize, 1..5),
+            block in 1..64usize,
+            threads in 1..4usize,
+        ) {
+            let input = lines(&rows, last_newline);
+            let options = Options { threads, chunk_size: block };
+            let expected = aggregate(Engine::Chunked, &input, &options).unwrap();
+            let got = stream(&input, sizes, false, &options).unwrap();
+            prop_assert_eq!(got, expected);
+        }
+
+        #[test]
+        fn stream_errors_agree_with_the_file_path(
+            rows in rows(),
+            bad in 0..BAD_LINES.len(),
+            at in any::<prop::sample::Index>(),
+            sizes in prop::collection::vec(1..40usize, 1..5),
+            block in 1..64usize,
+            threads in 1..4usize,
+        ) {
+            let mut input = lines(&rows, true);
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(input.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i + 1))
+                .collect();
+            let start = starts[at.index(starts.len())];
+            input.splice(start..start, [BAD_LINES[bad], b"\n"].concat());
+            let options = Options { threads, chunk_size: block };
+            let expected = aggregate(Engine::Chunked, &input, &options).unwrap_err();
+            match stream(&input, sizes, false, &options) {
+                Err(Error::Data(got)) => prop_assert_eq!(got, expected),
+                other => prop_assert!(false, "expected {expected:?}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_a_block_is_held_whole() {
+        let long = "n".repeat(300);
+        let input = format!("a;1.0\n{long};2.0\n{long}{long};3.0\n");
+        let options = Options {
+            threads: 2,
+            chunk_size: 16,
+        };
+        let expected = aggregate(Engine::Chunked, input.as_bytes(), &options).unwrap_err();
+        assert_eq!(expected.line, 2);
+        match stream(input.as_bytes(), vec![7], false, &options) {
+            Err(Error::Data(got)) => assert_eq!(got, expected),
+            other => panic!("expected {expected:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn read_errors_are_reported_after_earlier_malformed_lines() {
+        let options = Options {
+            threads: 2,
+            chunk_size: 8,
+        };
+        let good = lines(&[(0, 10), (1, -5), (2, 999)], true);
+        match stream(&good, vec![5], true, &options) {
+            Err(Error::Io(e)) => assert_eq!(e.to_string(), "the pipe broke"),
+            other => panic!("expected a read error, got {other:?}"),
+        }
+        let bad = [&good[..], b"oops\n"].concat();
+        match stream(&bad, vec![5], true, &options) {
+            Err(Error::Data(e)) => assert_eq!(e.line, 4),
+            other => panic!("expected a data error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn counted_folds_blocks_in_input_order() {
+        let mut counted = Counted::default();
+        counted.add(10, 5, 2);
+        assert_eq!((counted.through, counted.newlines), (0, 0));
+        counted.add(0, 10, 3);
+        assert_eq!((counted.through, counted.newlines), (15, 5));
+        assert!(counted.ahead.is_empty());
+    }
+}
