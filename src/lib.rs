@@ -28,6 +28,7 @@ pub mod scan;
 pub mod stats;
 pub mod stream;
 pub mod table;
+pub mod timings;
 
 pub use engine::{aggregate, Engine, Options, Summary};
 pub use error::{DataError, Error, ErrorKind};

@@ -23,6 +23,7 @@ use std::sync::{Mutex, PoisonError};
 use crate::engine::{Options, Partial, Summary};
 use crate::error::{Error, ErrorKind, Fault};
 use crate::parse;
+use crate::timings::{self, WorkerClock};
 
 /// Aggregates everything `reader` yields with the engine whose per-thread
 /// state is `P`, using `options.threads` workers and blocks of
@@ -61,19 +62,22 @@ pub fn run<P: Partial>(reader: impl Read, options: &Options) -> Result<Summary, 
             .collect();
         (read, results)
     });
-    let mut merged = P::default();
     let mut fault: Option<Located> = None;
-    for (partial, found) in results {
-        merged.merge(partial);
-        fault = match (fault, found) {
-            (Some(a), Some(b)) => Some(if b.fault.offset < a.fault.offset {
-                b
-            } else {
-                a
-            }),
-            (a, b) => a.or(b),
-        };
-    }
+    let merged = timings::phase("merge", || {
+        let mut merged = P::default();
+        for (partial, found) in results {
+            merged.merge(partial);
+            fault = match (fault.take(), found) {
+                (Some(a), Some(b)) => Some(if b.fault.offset < a.fault.offset {
+                    b
+                } else {
+                    a
+                }),
+                (a, b) => a.or(b),
+            };
+        }
+        merged
+    });
     // A malformed line was read before any read error, so it comes first.
     if let Some(found) = fault {
         let counted = shared
@@ -87,8 +91,10 @@ pub fn run<P: Partial>(reader: impl Read, options: &Options) -> Result<Summary, 
     }
     read?;
     // Every name's UTF-8 was checked with its block, so this cannot fail.
-    Summary::from_entries(merged.into_entries(), None)
-        .map_err(|f| unreachable!("a bad name passed the block checks: {f:?}"))
+    timings::phase("check names + sort", || {
+        Summary::from_entries(merged.into_entries(), None)
+    })
+    .map_err(|f| unreachable!("a bad name passed the block checks: {f:?}"))
 }
 
 /// A block of whole lines in a buffer from the pool. The buffer is
@@ -238,6 +244,7 @@ fn work<P: Partial>(
 ) -> (P, Option<Located>) {
     let mut partial = P::default();
     let mut found = None;
+    let mut clock = WorkerClock::start();
     loop {
         let block = full.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let Ok(block) = block else {
@@ -247,6 +254,7 @@ fn work<P: Partial>(
             let bytes = &block.buf[..block.len];
             match check(&mut partial, bytes, block.offset) {
                 Ok(()) => {
+                    clock.chunk(bytes.len());
                     let newlines = count_newlines(bytes);
                     shared
                         .counted

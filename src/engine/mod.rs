@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::chunk::Chunks;
 use crate::error::{DataError, Error, ErrorKind, Fault};
 use crate::stats::Stats;
+use crate::timings::{self, WorkerClock};
 
 /// An aggregation engine, selectable by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -237,6 +238,7 @@ pub fn run_parallel_with<P: Partial>(
     let work = || {
         let mut partial = P::default();
         let mut fault = None;
+        let mut clock = WorkerClock::start();
         while let Some((offset, chunk)) = chunks.claim() {
             if offset > fault_bound.load(Ordering::Relaxed) {
                 break;
@@ -246,6 +248,7 @@ pub fn run_parallel_with<P: Partial>(
                 fault = Fault::first(fault, Some(f));
                 break;
             }
+            clock.chunk(chunk.len());
             done(offset..offset + chunk.len());
         }
         (partial, fault)
@@ -262,11 +265,16 @@ pub fn run_parallel_with<P: Partial>(
                 .collect()
         })
     };
-    let mut merged = P::default();
     let mut fault = None;
-    for (partial, f) in results {
-        merged.merge(partial);
-        fault = Fault::first(fault, f);
-    }
-    Summary::from_entries(merged.into_entries(), fault)
+    let merged = timings::phase("merge", || {
+        let mut merged = P::default();
+        for (partial, f) in results {
+            merged.merge(partial);
+            fault = Fault::first(fault.take(), f);
+        }
+        merged.into_entries()
+    });
+    timings::phase("check names + sort", || {
+        Summary::from_entries(merged, fault)
+    })
 }

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use brc::input::Input;
 use brc::output::Format;
-use brc::{Engine, Options};
+use brc::{timings, Engine, Options};
 use clap::builder::PossibleValue;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -54,6 +54,11 @@ struct Cli {
     /// Bytes handed to a thread at a time (suffixes K, M, G).
     #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "4M")]
     chunk_size: usize,
+
+    /// After the output, print where the time went to stderr: opening,
+    /// each thread's scanning, merging, sorting, printing, throughput.
+    #[arg(long)]
+    timings: bool,
 
     /// Never show the progress bar (shown on a terminal for runs over a
     /// second).
@@ -136,11 +141,16 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     if let Some(Command::Generate(args)) = &cli.command {
         return generate::run(args);
     }
-    let (name, input) = match &cli.file {
+    if cli.timings {
+        timings::enable();
+    }
+    let (name, input) = timings::phase("open", || match &cli.file {
         Some(path) if path != Path::new("-") => (path.display().to_string(), Input::open(path)),
         _ => ("<stdin>".to_string(), Input::stdin()),
-    };
+    });
     let input = input.with_context(|| name.clone())?;
+    let size = input.size();
+    let consumed = input.consumed();
     let mut options = Options {
         chunk_size: cli.chunk_size,
         ..Options::default()
@@ -153,14 +163,24 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     } else {
         progress::Bar::hidden()
     };
-    let summary = input
-        .aggregate(cli.engine.0, &options)
+    let summary = timings::phase("aggregate", || input.aggregate(cli.engine.0, &options))
         .with_context(|| name.clone())?;
     drop(bar);
-    let out = brc::output::render(&summary, cli.format.0);
-    let mut stdout = io::stdout().lock();
-    stdout.write_all(&out)?;
-    stdout.flush()?;
+    timings::phase("print", || -> io::Result<()> {
+        let out = brc::output::render(&summary, cli.format.0);
+        let mut stdout = io::stdout().lock();
+        stdout.write_all(&out)?;
+        stdout.flush()
+    })?;
+    if cli.timings {
+        let rows = summary.stations.iter().map(|(_, s)| s.count).sum();
+        let bytes = size.unwrap_or_else(|| consumed.load(std::sync::atomic::Ordering::Relaxed));
+        let threads = match cli.engine.0 {
+            Engine::Naive => 1,
+            _ => options.threads,
+        };
+        eprint!("{}", timings::take().report(bytes, rows, threads));
+    }
     Ok(())
 }
 

@@ -1,0 +1,190 @@
+//! `brc --timings`: where a run's time went, phase by phase and thread by
+//! thread.
+//!
+//! Recording is off unless [`enable`]d. When on, the drivers and the binary
+//! take a handful of clock readings per thread and per phase, never per
+//! row; when off, each of those places costs one relaxed atomic load.
+//! The record is process-wide because a run is: one input, one report.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+static RECORD: Mutex<Record> = Mutex::new(Record {
+    phases: Vec::new(),
+    workers: Vec::new(),
+});
+
+/// What one worker thread did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Worker {
+    /// Time from the thread's first claim to its last chunk done.
+    pub busy: Duration,
+    /// Bytes it aggregated.
+    pub bytes: u64,
+    /// Chunks (or blocks) it aggregated.
+    pub chunks: u64,
+}
+
+/// Everything recorded so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    /// Named phases in the order they ended.
+    pub phases: Vec<(&'static str, Duration)>,
+    /// One entry per worker thread, in the order they finished.
+    pub workers: Vec<Worker>,
+}
+
+impl Record {
+    fn phase(&self, name: &str) -> Duration {
+        self.phases
+            .iter()
+            .filter(|p| p.0 == name)
+            .map(|p| p.1)
+            .sum()
+    }
+
+    /// The report `brc --timings` prints for a run over `bytes` bytes and
+    /// `rows` rows with `threads` threads: the phases `open`, `aggregate`
+    /// (with each worker's busy time and share, `merge` and
+    /// `check names + sort` inside it) and `print`, then the throughput.
+    /// Per-core figures divide the wall time of the whole run by the rows
+    /// and multiply by the threads, as the 1BRC write-ups count them.
+    pub fn report(&self, bytes: u64, rows: u64, threads: usize) -> String {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let mut out = String::from("brc timings\n");
+        let mut line = |name: &str, d: Duration, note: String| {
+            let text = format!("  {name:<24}{:>10.1} ms  {note}", ms(d));
+            out.push_str(text.trim_end());
+            out.push('\n');
+        };
+        line("open", self.phase("open"), String::new());
+        line("aggregate", self.phase("aggregate"), String::new());
+        for (i, w) in self.workers.iter().enumerate() {
+            let gbs = w.bytes as f64 / w.busy.as_secs_f64().max(1e-9) / 1e9;
+            let share = 100.0 * w.bytes as f64 / bytes.max(1) as f64;
+            let note = format!("{share:5.1}% of bytes, {} chunks, {gbs:.2} GB/s", w.chunks);
+            line(&format!("  thread {i} busy"), w.busy, note);
+        }
+        line("  merge", self.phase("merge"), String::new());
+        let check = self.phase("check names + sort");
+        line("  check names + sort", check, String::new());
+        line("print", self.phase("print"), String::new());
+        let total = self.phase("open") + self.phase("aggregate") + self.phase("print");
+        let secs = total.as_secs_f64().max(1e-9);
+        line(
+            "total",
+            total,
+            format!(
+                "{:.2} GB/s, {:.1} M rows/s, {:.2} ns/row/core ({bytes} bytes, {rows} rows, {threads} threads)",
+                bytes as f64 / secs / 1e9,
+                rows as f64 / secs / 1e6,
+                secs * 1e9 * threads as f64 / rows.max(1) as f64,
+            ),
+        );
+        out
+    }
+}
+
+/// Turns recording on for the rest of the process.
+pub fn enable() {
+    ENABLED.store(true, Ordering::Relaxed);
+}
+
+fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+fn record() -> std::sync::MutexGuard<'static, Record> {
+    RECORD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Runs `f`, recording its duration as phase `name` when enabled.
+pub fn phase<T>(name: &'static str, f: impl FnOnce() -> T) -> T {
+    if !enabled() {
+        return f();
+    }
+    let start = Instant::now();
+    let out = f();
+    record().phases.push((name, start.elapsed()));
+    out
+}
+
+/// Takes everything recorded so far, leaving the record empty.
+pub fn take() -> Record {
+    std::mem::take(&mut *record())
+}
+
+/// A worker thread's clock: counts what it aggregates and records it as a
+/// [`Worker`] when dropped, if recording is on.
+pub struct WorkerClock {
+    start: Option<Instant>,
+    bytes: u64,
+    chunks: u64,
+}
+
+impl WorkerClock {
+    /// Starts the clock (a no-op when recording is off).
+    pub fn start() -> WorkerClock {
+        WorkerClock {
+            start: enabled().then(Instant::now),
+            bytes: 0,
+            chunks: 0,
+        }
+    }
+
+    /// Counts one chunk of `bytes` bytes done.
+    pub fn chunk(&mut self, bytes: usize) {
+        self.bytes += bytes as u64;
+        self.chunks += 1;
+    }
+}
+
+impl Drop for WorkerClock {
+    fn drop(&mut self) {
+        if let Some(start) = self.start {
+            record().workers.push(Worker {
+                busy: start.elapsed(),
+                bytes: self.bytes,
+                chunks: self.chunks,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_phases_and_workers_only_when_enabled() {
+        // Off: nothing is kept.
+        assert_eq!(phase("off", || 7), 7);
+        drop(WorkerClock::start());
+        assert_eq!(take(), Record::default());
+        enable();
+        assert_eq!(phase("on", || 8), 8);
+        let mut clock = WorkerClock::start();
+        clock.chunk(10);
+        clock.chunk(5);
+        drop(clock);
+        let r = take();
+        assert_eq!(r.phases.iter().map(|p| p.0).collect::<Vec<_>>(), ["on"]);
+        assert_eq!((r.workers[0].bytes, r.workers[0].chunks), (15, 2));
+        let report = r.report(15, 3, 1);
+        for phase in [
+            "open",
+            "aggregate",
+            "thread 0 busy",
+            "merge",
+            "print",
+            "total",
+        ] {
+            assert!(report.contains(phase), "{phase} missing from\n{report}");
+        }
+        assert!(report.contains("100.0% of bytes, 2 chunks"), "{report}");
+    }
+}

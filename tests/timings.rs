@@ -1,0 +1,43 @@
+//! Smoke test of `brc --timings`: the output is unchanged and the phase
+//! report goes to stderr, on the file path and on a pipe.
+
+use assert_cmd::Command;
+
+const SAMPLE: &str = "tests/data/1brc/measurements-20.txt";
+
+fn stdout_of(args: &[&str], stdin: Option<Vec<u8>>) -> (Vec<u8>, String) {
+    let mut cmd = Command::cargo_bin("brc").unwrap();
+    cmd.args(args);
+    if let Some(bytes) = stdin {
+        cmd.write_stdin(bytes);
+    }
+    let out = cmd.assert().success().get_output().clone();
+    (out.stdout, String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn timings_report_goes_to_stderr_and_leaves_stdout_alone() {
+    let expected = std::fs::read("tests/data/1brc/measurements-20.out").unwrap();
+    let (plain, quiet) = stdout_of(&[SAMPLE], None);
+    assert_eq!(plain, expected);
+    assert!(quiet.is_empty());
+    let piped = std::fs::read(SAMPLE).unwrap();
+    for (args, stdin) in [
+        (vec!["--timings", "-t", "2", SAMPLE], None),
+        (vec!["--timings", "-"], Some(piped)),
+    ] {
+        let (out, report) = stdout_of(&args, stdin);
+        assert_eq!(out, expected, "{args:?}");
+        for phase in [
+            "open",
+            "aggregate",
+            "thread 0 busy",
+            "merge",
+            "print",
+            "total",
+        ] {
+            assert!(report.contains(phase), "{phase} missing:\n{report}");
+        }
+        assert!(report.contains("20 rows"), "{report}");
+    }
+}
