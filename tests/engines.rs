@@ -104,11 +104,42 @@ fn join(lines: &[Vec<u8>], trailing_newline: bool) -> Vec<u8> {
     text
 }
 
-/// A valid input with up to `max_names` names (some may repeat) and up to
-/// `max_rows` rows.
+/// Up to `max` names, and as many again that differ from one of them only
+/// a little: a character more or less at the end, the last one changed, a
+/// NUL appended. Hash tables that key on a name's first bytes, its length
+/// or zero padding meet their near-collisions here.
+fn names(max: usize) -> impl Strategy<Value = Vec<String>> {
+    (
+        prop::collection::vec(name(), 1..=max),
+        prop::collection::vec((any::<Index>(), 0u8..4, name_char()), 0..=max),
+    )
+        .prop_map(|(mut names, variants)| {
+            for (i, how, c) in variants {
+                let mut name = i.get(&names).clone();
+                match how {
+                    0 => name.push('\0'),
+                    1 => name.push(c),
+                    2 => {
+                        name.pop();
+                        name.push(c);
+                    }
+                    _ => {
+                        name.pop();
+                    }
+                }
+                if !name.is_empty() && name.len() <= MAX_NAME_LEN {
+                    names.push(name);
+                }
+            }
+            names
+        })
+}
+
+/// A valid input on up to `max_names` names (and their near-collisions)
+/// with up to `max_rows` rows.
 fn valid(max_names: usize, max_rows: usize) -> impl Strategy<Value = Valid> {
     (
-        prop::collection::vec(name(), 1..=max_names),
+        names(max_names),
         prop::collection::vec((any::<Index>(), value()), 0..=max_rows),
         any::<bool>(),
     )
