@@ -153,6 +153,7 @@ pub fn write(summary: &Summary, format: Format, mut w: impl Write) -> io::Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::parse_value;
 
     fn summary() -> Summary {
         let mut a = Stats::new(-5);
@@ -200,6 +201,35 @@ mod tests {
         assert_eq!(
             text(Format::Csv),
             "station,min,mean,max,count\n\"a,\"\"q\"\"\",-0.5,-0.2,0.0,2\nb,12.3,12.3,12.3,1\n"
+        );
+    }
+
+    #[test]
+    fn rounding_cases_print_as_the_reference_does() {
+        let station = |values: &[&str]| {
+            let mut tenths = values.iter().map(|v| parse_value(v.as_bytes()).unwrap());
+            let mut s = Stats::new(tenths.next().unwrap());
+            tenths.for_each(|t| s.add(t));
+            s
+        };
+        let summary = Summary {
+            stations: vec![
+                ("a".to_string(), station(&["-1.2", "-1.3"])), // -1.25 → -1.2
+                ("b".to_string(), station(&["1.2", "1.3"])),   // 1.25 → 1.3
+                ("c".to_string(), station(&["-0.1", "0.0"])),  // -0.05 → 0.0
+                ("d".to_string(), station(&["-0.0"])),         // -0.0 → 0.0
+                // -2973 tenths over 6 rows: exactly -49.55, but -49.6 in the
+                // reference's f64 steps.
+                (
+                    "e".to_string(),
+                    station(&["-50.0", "-50.0", "-50.0", "-50.0", "-50.0", "-47.3"]),
+                ),
+            ],
+        };
+        assert_eq!(
+            String::from_utf8(render(&summary, Format::Official)).unwrap(),
+            "{a=-1.3/-1.2/-1.2, b=1.2/1.3/1.3, c=-0.1/0.0/0.0, d=0.0/0.0/0.0, \
+             e=-50.0/-49.6/-47.3}\n"
         );
     }
 

@@ -1,0 +1,44 @@
+//! The `brc` binary, run as a user runs it: official samples, bad input,
+//! output formats and command-line usage.
+
+mod conformance;
+mod errors;
+mod formats;
+mod usage;
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+/// A command running the `brc` binary built for these tests.
+fn brc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_brc"))
+}
+
+/// The official samples, `tests/data/1brc/*.txt`, sorted; each has its
+/// expected output next to it as `*.out`.
+fn samples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/1brc");
+    let mut samples: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    samples.sort();
+    assert!(
+        samples.len() >= 12,
+        "samples missing from {}",
+        dir.display()
+    );
+    samples
+}
+
+/// Writes `bytes` to a file named `name` in a fresh temporary directory,
+/// which lives as long as the returned guard.
+fn input(name: &str, bytes: &[u8]) -> (TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    (dir, path)
+}
