@@ -33,7 +33,8 @@ pub enum Keys {
     /// The official 413 stations, values with standard deviation 10.
     Official,
     /// That many names built from world city names (1..=[`MAX_KEYS`]),
-    /// values with standard deviation 7, as the official 10K-key generator.
+    /// values with standard deviation 7, as the official 10K-key generator
+    /// makes them.
     Built(usize),
 }
 
