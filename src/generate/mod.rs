@@ -33,7 +33,8 @@ pub enum Keys {
     /// The official 413 stations, values with standard deviation 10.
     Official,
     /// That many names built from world city names (1..=[`MAX_KEYS`]),
-    /// values with standard deviation 7, as the official 10K-key generator.
+    /// values with standard deviation 7, as the official 10K-key generator
+    /// makes them.
     Built(usize),
 }
 
@@ -168,6 +169,10 @@ impl Generator {
         });
         let turn_changed = Condvar::new();
         let work = || {
+            let _wake = WakeOnPanic {
+                turn: &turn,
+                turn_changed: &turn_changed,
+            };
             let mut buf = Vec::new();
             loop {
                 let block = next_block.fetch_add(1, Ordering::Relaxed);
@@ -251,6 +256,24 @@ struct Turn<W> {
     done: Progress,
     /// The first write error; every thread stops when it is set.
     error: Option<io::Error>,
+}
+
+/// Stops the other threads if this one panics: they would otherwise wait
+/// forever for the turn of a block it will never write.
+struct WakeOnPanic<'a, W> {
+    turn: &'a Mutex<Turn<W>>,
+    turn_changed: &'a Condvar,
+}
+
+impl<W> Drop for WakeOnPanic<'_, W> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let mut turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+            turn.error
+                .get_or_insert_with(|| io::Error::other("a generating thread panicked"));
+            self.turn_changed.notify_all();
+        }
+    }
 }
 
 /// Bytes of a name copied unconditionally: every official name fits.
@@ -341,6 +364,19 @@ mod tests {
             let (name, _) = line.split_once(';').unwrap();
             assert_eq!(name, g.stations()[station].name());
         }
+    }
+
+    #[test]
+    fn a_panicking_thread_stops_the_others() {
+        let g = Generator::new(Keys::Official, 0).unwrap();
+        // Without the wake-up the other threads would wait for this block's
+        // turn forever and the call would hang instead of panicking.
+        let result = std::panic::catch_unwind(|| {
+            g.write(20 * BLOCK_ROWS, 3, io::sink(), &|p| {
+                assert!(p.rows < 2 * BLOCK_ROWS, "progress gave up");
+            })
+        });
+        assert!(result.is_err());
     }
 
     #[test]

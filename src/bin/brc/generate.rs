@@ -10,7 +10,7 @@ use anyhow::Context;
 use brc::generate::{Generator, Keys, Progress, MAX_KEYS};
 use indicatif::{HumanBytes, ProgressBar, ProgressState, ProgressStyle};
 
-pub const AFTER_HELP: &str = "\
+const AFTER_HELP: &str = "\
 The output is a pure function of --rows, --keys and --seed: the same bytes
 for any --threads and on any machine, and the first N rows of a longer file
 are the N-row file. Counts accept 1000000, 1_000_000, 1e6, 1M, 1.5k;
