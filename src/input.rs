@@ -80,6 +80,7 @@ impl Input {
     /// a stream otherwise.
     pub fn stdin() -> io::Result<Input> {
         let fd = io::stdin().as_fd().try_clone_to_owned()?;
+        grow_pipe(&fd);
         Input::from_file(File::from(fd))
     }
 
@@ -304,4 +305,20 @@ impl<R: Read> Read for Counting<R> {
         self.consumed.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
+}
+
+/// Asks for a 1 MiB pipe buffer when `fd` is a pipe: with the default
+/// 64 KiB the writer and brc's reader wake each other every 64 KiB.
+fn grow_pipe(fd: &std::os::fd::OwnedFd) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: F_SETPIPE_SZ takes an int and only resizes the kernel's
+        // buffer of a pipe we hold open; on anything else it fails with
+        // EBADF or EINVAL, which is ignored (the default size still works).
+        unsafe {
+            libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
+        }
+    }
+    let _ = fd;
 }
