@@ -9,7 +9,7 @@
 //! - [`parse`]: the strict line grammar and the value parser (integer tenths).
 //! - [`stats`]: the exact per-station accumulator and the official rounding rule.
 //! - [`engine`]: the interchangeable engines that turn bytes into a
-//!   [`Summary`](engine::Summary); `naive` is the oracle every other engine is
+//!   [`Summary`]; `naive` is the oracle every other engine is
 //!   tested against.
 //! - [`output`]: the output formats (official one-line, lines, JSON, CSV).
 //! - [`error`]: the typed errors, carrying byte offsets and line numbers.

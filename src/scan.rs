@@ -235,7 +235,9 @@ unsafe fn lines_avx2(
 }
 
 /// Parses the lines of `buf` that start in `start..limit` into `table`
-/// (see [`lines`] for the result), with bounds and CPU features checked.
+/// with offsets relative to `base`, bounds and CPU features checked.
+/// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`, the start of a line the scanner
+/// does not accept (the caller hands it to the strict parser).
 ///
 /// # Panics
 /// If `limit + PAD > buf.len()`.

@@ -1,6 +1,6 @@
 //! The `fast` and `swar` engines: the hand-written scanner and table.
 //!
-//! Each chunk is parsed in place by [`scan`](crate::scan) except for its
+//! Each chunk is parsed in place by [`crate::scan`] except for its
 //! last [`PAD`] bytes, which are copied into a zero-padded buffer so the
 //! scanner's wide reads never leave the chunk. Any line the scanner does
 //! not accept goes to the strict parser: it is either valid after all
