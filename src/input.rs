@@ -122,12 +122,12 @@ impl Input {
         let consumed = Arc::new(AtomicU64::new(0));
         let compression = Compression::detect(start);
         let source = if compression == Compression::None && !start.is_empty() {
-            // SAFETY: the map is read-only and private to this process.
-            // Another process truncating or rewriting the file while we run
-            // could change or remove pages under us (SIGBUS); that is the
+            // The map is read-only and private to this process. Another
+            // process truncating or rewriting the file while we run could
+            // change or remove pages under us (SIGBUS); that is the
             // documented contract of every mmap-based reader (ripgrep's
-            // included) and brc's inputs are files at rest. No `&mut`
-            // aliasing is created.
+            // included), and brc's inputs are files at rest.
+            // SAFETY: read-only, file at rest (above); no `&mut` aliasing.
             let map = unsafe { Mmap::map(&file)? };
             // Lines are consumed front to back, so ask for aggressive
             // read-ahead.
@@ -251,13 +251,13 @@ fn release(map: &Mmap, range: Range<usize>) {
     let end = range.end.div_ceil(RELEASE_ALIGN) * RELEASE_ALIGN;
     let end = end.min(map.len());
     if start < end {
-        // SAFETY: `MADV_DONTNEED` on a shared, read-only file mapping only
-        // drops this process's page table entries: the next access to a
-        // page, by any thread, maps the same page-cache page again, holding
-        // the same file bytes (the file is not modified while mapped, the
-        // contract of `Input::from_file`). So no reference into the map,
-        // even one being read right now by another thread, ever observes a
-        // change; the range is inside the map.
+        // `MADV_DONTNEED` on a shared, read-only file mapping only drops
+        // this process's page table entries: the next access to a page, by
+        // any thread, maps the same page-cache page again, holding the same
+        // file bytes (the file is not modified while mapped, the contract
+        // of `Input::from_file`). So no reference into the map, even one
+        // being read right now by another thread, ever observes a change.
+        // SAFETY: contents unchanged (above); the range is inside the map.
         let _ =
             unsafe { map.unchecked_advise_range(UncheckedAdvice::DontNeed, start, end - start) };
     }

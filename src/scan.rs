@@ -139,10 +139,10 @@ mod avx2 {
 
         #[inline(always)]
         unsafe fn name(p: *const u8) -> (usize, u64, u64) {
-            // SAFETY: the caller guarantees 32 readable bytes at `p` and
-            // only instantiates this kernel inside a function compiled
-            // with AVX2 after checking the CPU has it. `KEEP` has 32
-            // bytes and `16 - n` with `n <= 16` keeps the load inside it.
+            // The caller guarantees 32 readable bytes at `p` and only
+            // instantiates this kernel inside a function compiled with AVX2
+            // after checking the CPU has it.
+            // SAFETY: as above; `KEEP` has 32 bytes, `16 - n` keeps in it.
             unsafe {
                 let v = _mm256_loadu_si256(p.cast());
                 let hits = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b';' as i8));
@@ -187,10 +187,11 @@ unsafe fn lines<K: Kernel>(
     let ptr = buf.as_ptr();
     let mut p = start;
     while p < limit {
-        // SAFETY (every unchecked access below): `p < limit`, so
+        // Bounds of every unchecked access below: `p < limit`, so
         // `p + PAD <= buf.len()`. The name read touches `p..p + 32`, the
         // value read `p + len + 1..p + len + 9` with `len <= MAX_NAME_LEN`
         // (`long_name` looks no further), and `p + 100 + 9 < p + PAD`.
+        // SAFETY: `p + 32 <= p + PAD <= buf.len()`.
         let (mut len, a, b) = unsafe { K::name(ptr.add(p)) };
         if len >= K::WINDOW {
             match long_name(buf, p, K::WINDOW) {
@@ -201,10 +202,12 @@ unsafe fn lines<K: Kernel>(
         if len == 0 {
             return Err(p);
         }
+        // SAFETY: `1 <= len <= 100`, so `p + len + 9 <= p + PAD`.
         let w = unsafe { load(ptr.add(p + len + 1)) };
         let Some((value, used)) = parse_value(w) else {
             return Err(p);
         };
+        // SAFETY: `p + len <= p + 100 < p + PAD <= buf.len()`.
         let name = unsafe { buf.get_unchecked(p..p + len) };
         table.add(a, b, name, value, base + p);
         p += len + 1 + used;
