@@ -15,7 +15,7 @@ pub enum ErrorKind {
     /// A line without any `;`.
     #[error("expected `;` between name and value, found none in {}", Shown(.line))]
     MissingSemicolon {
-        /// The start of the line.
+        /// The start of the line (see [`quoted`]).
         line: Vec<u8>,
     },
     /// A line starting with `;`.
@@ -36,7 +36,7 @@ pub enum ErrorKind {
     /// A value that does not match `-?\d{1,2}\.\d`.
     #[error("expected a value like `-12.3` (-?d{{1,2}}.d), found {}", Shown(.value))]
     InvalidValue {
-        /// Everything after the first `;` on the line.
+        /// The start of everything after the first `;` (see [`quoted`]).
         value: Vec<u8>,
     },
 }
@@ -109,9 +109,18 @@ pub enum Error {
 /// characters escaped, invalid UTF-8 shown as `\xNN`, cut after 40 bytes.
 struct Shown<'a>(&'a [u8]);
 
+/// Bytes of a malformed line a message shows.
+const LIMIT: usize = 40;
+
+/// What an [`ErrorKind`] keeps of the bytes it quotes: what the message
+/// shows, and one byte more so it still knows to print `…`. A malformed
+/// line may be gigabytes long; the error must not copy it.
+pub fn quoted(bytes: &[u8]) -> Vec<u8> {
+    bytes[..bytes.len().min(LIMIT + 1)].to_vec()
+}
+
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const LIMIT: usize = 40;
         if self.0.is_empty() {
             return f.write_str("nothing");
         }
@@ -148,6 +157,21 @@ mod tests {
         .locate(input);
         assert_eq!(e.line, 3);
         assert_eq!(e.offset, 12);
+    }
+
+    #[test]
+    fn long_lines_are_quoted_not_copied() {
+        let line = vec![b'x'; 1 << 20];
+        let kind = ErrorKind::MissingSemicolon {
+            line: quoted(&line),
+        };
+        let ErrorKind::MissingSemicolon { line: kept } = &kind else {
+            unreachable!()
+        };
+        assert_eq!(kept.len(), LIMIT + 1);
+        assert!(kind
+            .to_string()
+            .ends_with(&format!("`{}…`", "x".repeat(LIMIT))));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! engine uses it for every line, and the fast engines use it to diagnose a
 //! line their own parser rejected, so every engine reports the same error.
 
-use crate::error::ErrorKind;
+use crate::error::{quoted, ErrorKind};
 
 /// The longest name the grammar allows, in bytes.
 pub const MAX_NAME_LEN: usize = 100;
@@ -35,9 +35,7 @@ pub fn parse_line(line: &[u8]) -> Result<(&[u8], i16), ErrorKind> {
         return Err(ErrorKind::EmptyLine);
     }
     let Some(semi) = memchr::memchr(b';', line) else {
-        return Err(ErrorKind::MissingSemicolon {
-            line: line.to_vec(),
-        });
+        return Err(ErrorKind::MissingSemicolon { line: quoted(line) });
     };
     let (name, value) = (&line[..semi], &line[semi + 1..]);
     if name.is_empty() {
@@ -49,7 +47,7 @@ pub fn parse_line(line: &[u8]) -> Result<(&[u8], i16), ErrorKind> {
     match parse_value(value) {
         Some(tenths) => Ok((name, tenths)),
         None => Err(ErrorKind::InvalidValue {
-            value: value.to_vec(),
+            value: quoted(value),
         }),
     }
 }

@@ -233,14 +233,15 @@ fn fault() -> impl Strategy<Value = (Vec<u8>, ErrorKind)> {
     prop_oneof![
         (name(), value()).prop_map(|(name, (text, _))| {
             let line = format!("{name}{text}").into_bytes();
-            (line.clone(), ErrorKind::MissingSemicolon { line })
+            let quoted = brc::error::quoted(&line);
+            (line, ErrorKind::MissingSemicolon { line: quoted })
         }),
         value().prop_map(|(text, _)| (format!(";{text}").into_bytes(), ErrorKind::EmptyName)),
         Just((Vec::new(), ErrorKind::EmptyLine)),
         (name(), invalid_value()).prop_map(|(name, value)| (
             format!("{name};{value}").into_bytes(),
             ErrorKind::InvalidValue {
-                value: value.into_bytes()
+                value: brc::error::quoted(value.as_bytes())
             }
         )),
         (name(), invalid_utf8(), name(), value()).prop_map(|(before, bad, after, (text, _))| {

@@ -25,7 +25,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::chunk::Chunks;
-use crate::error::{DataError, Error, ErrorKind, Fault};
+use crate::error::{quoted, DataError, Error, ErrorKind, Fault};
 use crate::stats::Stats;
 use crate::timings::{self, WorkerClock};
 
@@ -123,7 +123,7 @@ impl Summary {
                 let kind = match nl {
                     0 => ErrorKind::EmptyLine,
                     _ => ErrorKind::MissingSemicolon {
-                        line: name[..nl].to_vec(),
+                        line: quoted(&name[..nl]),
                     },
                 };
                 fault = Fault::first(
