@@ -67,14 +67,11 @@ pub fn run<P: Partial>(reader: impl Read, options: &Options) -> Result<Summary, 
         let mut merged = P::default();
         for (partial, found) in results {
             merged.merge(partial);
-            fault = match (fault.take(), found) {
-                (Some(a), Some(b)) => Some(if b.fault.offset < a.fault.offset {
-                    b
-                } else {
-                    a
-                }),
-                (a, b) => a.or(b),
-            };
+            // The first fault in the input wins, as in `Fault::first`.
+            fault = [fault.take(), found]
+                .into_iter()
+                .flatten()
+                .min_by_key(|l| l.fault.offset);
         }
         merged
     });
