@@ -33,10 +33,7 @@ usage() {
     sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
 }
 
-die() {
-    echo "compare.sh: $*" >&2
-    exit 1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 case "${1:-}" in
 -h | --help)
@@ -54,14 +51,7 @@ for var in RUNS WARMUP THREADS SMALL_ROWS KEYS TOOLS BRC; do
     fi
 done
 
-# A BRC given relative to the caller's directory must survive the cd below.
-if [ -n "${BRC:-}" ]; then
-    brc=$(command -v "$BRC") || die "BRC=$BRC is not an executable"
-    [[ $brc == /* ]] || brc=$PWD/$brc
-    BRC=$brc
-fi
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root"
+enter_repo
 
 # Reads a row count written as digits with an optional exponent (1e8).
 rows_of() {
@@ -96,16 +86,6 @@ tools=" ${TOOLS:-brc duckdb polars datamash awk} "
 
 # --- 1. tools -------------------------------------------------------------
 
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then
-        "$@"
-    elif command -v sudo >/dev/null; then
-        sudo "$@"
-    else
-        die "not root and no sudo: cannot run $*"
-    fi
-}
-
 missing=()
 command -v hyperfine >/dev/null || missing+=(hyperfine)
 command -v datamash >/dev/null || missing+=(datamash)
@@ -130,11 +110,7 @@ if ! "$py" -c 'import duckdb, polars' 2>/dev/null; then
     "$py" -m pip install --quiet duckdb polars
 fi
 
-if [ -z "${BRC:-}" ]; then
-    echo "== building brc (release)"
-    cargo build --release --quiet
-    BRC=target/release/brc
-fi
+build_brc
 
 # The engines and the default come from `brc --help`, so a new engine is
 # compared without touching this script.

@@ -25,10 +25,7 @@
 # --threads), BRC=path (profile this binary instead of building one).
 set -euo pipefail
 
-die() {
-    echo "profile.sh: $*" >&2
-    exit 1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 case "${1:-}" in
 "" | -h | --help)
@@ -42,25 +39,8 @@ file=$1
 [ -r "$file" ] || die "cannot read $file"
 file=$(cd "$(dirname "$file")" && pwd)/$(basename "$file")
 
-# A BRC given relative to the caller's directory must survive the cd below.
-if [ -n "${BRC:-}" ]; then
-    brc=$(command -v "$BRC") || die "BRC=$BRC is not an executable"
-    [[ $brc == /* ]] || brc=$PWD/$brc
-    BRC=$brc
-fi
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root"
+enter_repo
 freq=${FREQ:-999}
-
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then
-        "$@"
-    elif command -v sudo >/dev/null; then
-        sudo "$@"
-    else
-        die "not root and no sudo: cannot run $*"
-    fi
-}
 
 if ! command -v perf >/dev/null; then
     echo "== installing perf (linux-perf)"
@@ -73,11 +53,7 @@ if ! command -v inferno-flamegraph >/dev/null || ! command -v inferno-collapse-p
     cargo install --locked inferno
 fi
 
-if [ -z "${BRC:-}" ]; then
-    echo "== building brc (release, with debug line tables)"
-    cargo build --release --quiet
-    BRC=target/release/brc
-fi
+build_brc
 
 engine=${2:-$("$BRC" --help | sed -n '/--engine/,/\[default:/p' |
     sed -n 's/.*\[default: \([A-Za-z0-9_-]*\)\].*/\1/p')}

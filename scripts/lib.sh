@@ -1,0 +1,40 @@
+# Shared by the lab scripts: `. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"`.
+# Defines die, as_root, enter_repo and build_brc; sets `root`.
+
+die() {
+    echo "$(basename "$0"): $*" >&2
+    exit 1
+}
+
+# Runs a command as root: directly, or through sudo.
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null; then
+        sudo "$@"
+    else
+        die "not root and no sudo: cannot run $*"
+    fi
+}
+
+# Makes a BRC given relative to the caller's directory absolute, then moves
+# to the repository root (and sets `root` to it).
+enter_repo() {
+    if [ -n "${BRC:-}" ]; then
+        local brc
+        brc=$(command -v "$BRC") || die "BRC=$BRC is not an executable"
+        [[ $brc == /* ]] || brc=$PWD/$brc
+        BRC=$brc
+    fi
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    cd "$root"
+}
+
+# Builds brc in release mode (debug line tables on) unless BRC names one.
+build_brc() {
+    if [ -z "${BRC:-}" ]; then
+        echo "== building brc (release)"
+        cargo build --release --quiet
+        BRC=target/release/brc
+    fi
+}
