@@ -14,10 +14,10 @@
 //! end of its buffer, which is what makes the unchecked loads inside sound.
 
 use crate::parse::MAX_NAME_LEN;
-use crate::table::Table;
+use crate::table::{Adder, SHORT};
 
 /// Bytes a line read may touch past its start: the longest valid line is
-/// 100 + 1 + 5 + 1 = 107 bytes, and the `;` search reads 4 × 32 bytes.
+/// 100 + 1 + 5 + 1 = 107 bytes, and the value read is 8 bytes.
 pub const PAD: usize = 128;
 
 const LO: u64 = 0x0101_0101_0101_0101;
@@ -32,54 +32,151 @@ fn matches(w: u64, byte: u8) -> u64 {
     x.wrapping_sub(LO) & !x & HI
 }
 
+/// One of the four forms a value can take, and how to read it.
+#[repr(C, align(64))]
+struct Form {
+    /// `(w & mask) == want`: the `-`, `.` and `\n` exactly, and a high
+    /// nibble of 3 for each digit.
+    mask: u64,
+    want: u64,
+    /// 6 added to each digit byte keeps bit 4 set (checked in `bit4`)
+    /// exactly when its low nibble is at most 9.
+    six: u64,
+    bit4: u64,
+    /// The digits' low nibbles, and the multiplier that weighs them 100,
+    /// 10 and 1 into bits 32..42 of the product.
+    digits: u64,
+    weights: u64,
+    /// 0, or all ones for a negative value.
+    sign: u64,
+    /// Bytes the value takes, `\n` included.
+    used: u64,
+}
+
+/// The form of `pattern`, where `d` stands for any ASCII digit.
+const fn form(pattern: &[u8]) -> Form {
+    let mut f = Form {
+        mask: 0,
+        want: 0,
+        six: 0,
+        bit4: 0,
+        digits: 0,
+        weights: 0,
+        sign: 0,
+        used: pattern.len() as u64,
+    };
+    // Digit positions, most significant first, weigh 100, 10, 1 (tenths)
+    // when there are three, 10 and 1 when there are two.
+    let mut weight = if pattern.len() == 6 || (pattern.len() == 5 && pattern[0] != b'-') {
+        100
+    } else {
+        10
+    };
+    let mut i = 0;
+    while i < pattern.len() {
+        let at = 8 * i as u32;
+        if pattern[i] == b'd' {
+            f.mask |= 0xf0 << at;
+            f.want |= 0x30 << at;
+            f.six |= 0x06 << at;
+            f.bit4 |= 0x10 << at;
+            f.digits |= 0x0f << at;
+            f.weights = f.weights.wrapping_add(weight << (32 - at));
+            weight /= 10;
+        } else {
+            f.mask |= 0xff << at;
+            f.want |= (pattern[i] as u64) << at;
+        }
+        i += 1;
+    }
+    if pattern[0] == b'-' {
+        f.sign = u64::MAX;
+    }
+    f
+}
+
+/// Matches nothing.
+const NONE: Form = Form {
+    mask: 0,
+    want: 1,
+    six: 0,
+    bit4: 0,
+    digits: 0,
+    weights: 0,
+    sign: 0,
+    used: 0,
+};
+
+/// The form for each 4-bit signature (see [`parse_value`]): bit 0 set
+/// means byte 0 may be a `-`, the lowest of bits 1..=3 set says which byte
+/// may be the `.`.
+static FORMS: [Form; 16] = {
+    let mut t = [NONE; 16];
+    let mut sig = 0;
+    while sig < 16 {
+        let dot = (sig & !1usize).trailing_zeros();
+        t[sig] = match (sig & 1, dot) {
+            (0, 1) => form(b"d.d\n"),
+            (0, 2) => form(b"dd.d\n"),
+            (1, 2) => form(b"-d.d\n"),
+            (1, 3) => form(b"-dd.d\n"),
+            _ => NONE,
+        };
+        sig += 1;
+    }
+    t
+};
+
 /// Parses the value at the start of `w` (the 8 bytes after `;`, little
 /// endian), which must be `-?\d{1,2}\.\d\n`. Returns the value in tenths and
 /// the number of bytes it took, `\n` included; `None` if the bytes do not
 /// match exactly.
 ///
-/// Validation and parsing share one pass with no data-dependent branch:
-/// the first non-digit after an optional `-` must be the `.` (so every byte
-/// before it is a digit), 1 or 2 bytes after the sign; then one digit and
-/// `\n` must follow. The digits are then combined with one multiplication,
-/// the trick of Quan Anh Mai's 1BRC entry.
+/// No data-dependent branch but the verdict: bit 4 is set in every ASCII
+/// digit and clear in `.` and `-`, so that bit of bytes 0..=3, gathered into
+/// four bits by one multiply, says which of the four forms the bytes can
+/// be. A table then gives that form's masks, checked in two compares, and
+/// the multiplier that combines its digits (the trick of Quan Anh Mai's
+/// 1BRC entry, with one multiplier per form so that no shift is needed).
 #[inline(always)]
 pub fn parse_value(w: u64) -> Option<(i16, usize)> {
-    let neg = (w & 0xff) == u64::from(b'-');
-    let t = w ^ (LO * u64::from(b'0'));
-    // High bit of every byte that is not an ASCII digit: bytes 0x00..=0x09
-    // of `t` stay below 0x80 after adding 0x76, all others reach it.
-    let not_digit = ((t & !HI).wrapping_add(LO * 0x76) | t) & HI;
-    let stops = not_digit & !(u64::from(neg) << 7);
-    let dot = stops.trailing_zeros(); // 8 * d + 7 for the `.` at byte d
-    let d = (dot / 8) as usize;
-    let shift = dot & 56;
-    let frame = (w >> shift) & 0x00ff_00ff;
-    let valid = (d - usize::from(neg)).wrapping_sub(1) < 2
-        && frame == 0x000a_002e
-        && (stops >> shift) & 0x8000 == 0;
-    if !valid {
+    // Bits 4, 12, 20 and 28 land on bits 28..=31 (no two partial products
+    // meet, so nothing carries).
+    let sig = ((!w & 0x1010_1010).wrapping_mul(0x0102_0408) >> 28) & 0xf;
+    let f = &FORMS[sig as usize];
+    if w & f.mask != f.want || w.wrapping_add(f.six) & f.bit4 != f.bit4 {
         return None;
     }
-    // Drop the sign, align the `.` to byte 3, keep the digits' low nibbles
-    // at bytes 1, 2 and 4, and weigh them 100, 10 and 1 in one multiply.
-    let unsigned = w & !(u64::from(neg) * 0xff);
-    let digits = (unsigned << (31 - dot)) & 0x0f_000f_0f00;
-    let abs = ((digits.wrapping_mul(0x640a_0001) >> 32) & 0x3ff) as i16;
-    Some((if neg { -abs } else { abs }, d + 3))
+    let abs = ((w & f.digits).wrapping_mul(f.weights) >> 32) & 0x3ff;
+    let value = (abs ^ f.sign).wrapping_sub(f.sign) as i16;
+    Some((value, f.used as usize))
 }
 
-/// Where the `;` of a line is, as its lowest-level kernels find it.
+/// What a kernel sees in the first bytes of a line.
+struct Window {
+    /// Index of the first `;` among them; `WINDOW` if there is none.
+    len: usize,
+    /// A bit for each `\n` among them (kernels that find them only).
+    newlines: u32,
+    /// For `len <= SHORT`, the name and its `;`, zero-padded: the short
+    /// table's key. Otherwise the name's first 16 bytes.
+    a: u64,
+    b: u64,
+}
+
+/// How a line's first bytes are read, at its lowest level.
 trait Kernel {
     /// Bytes the first read covers.
     const WINDOW: usize;
+    /// Whether [`Window::newlines`] is found (in which case every valid
+    /// line with a short name ends within the window).
+    const FINDS_NEWLINE: bool;
 
-    /// Reads the first `WINDOW` bytes of the line at `p`; returns the index
-    /// of the first `;` among them (`WINDOW` if there is none) and the
-    /// name's first 16 bytes as words, zero past the name's end.
+    /// Reads the first `WINDOW` bytes of the line at `p`.
     ///
     /// # Safety
     /// `p` must be valid for reads of 32 bytes.
-    unsafe fn name(p: *const u8) -> (usize, u64, u64);
+    unsafe fn window(p: *const u8) -> Window;
 }
 
 /// Reads a little-endian `u64` at `p`.
@@ -97,63 +194,87 @@ struct Swar;
 
 impl Kernel for Swar {
     const WINDOW: usize = 16;
+    const FINDS_NEWLINE: bool = false;
 
     #[inline(always)]
-    unsafe fn name(p: *const u8) -> (usize, u64, u64) {
+    unsafe fn window(p: *const u8) -> Window {
         // SAFETY: the caller guarantees 32 readable bytes at `p`.
         let (w0, w1) = unsafe { (load(p), load(p.add(8))) };
+        // `m ^ (m - 1)` keeps the bytes up to and including the lowest
+        // match, the one `matches` gets exactly right.
         let m0 = matches(w0, b';');
         if m0 != 0 {
             let len = (m0.trailing_zeros() / 8) as usize;
-            return (len, w0 & ((m0 ^ (m0 - 1)) >> 8), 0);
+            return Window {
+                len,
+                newlines: 0,
+                a: w0 & (m0 ^ (m0 - 1)),
+                b: 0,
+            };
         }
         let m1 = matches(w1, b';');
-        if m1 != 0 {
-            let len = 8 + (m1.trailing_zeros() / 8) as usize;
-            return (len, w0, w1 & ((m1 ^ (m1 - 1)) >> 8));
+        let len = if m1 != 0 {
+            8 + (m1.trailing_zeros() / 8) as usize
+        } else {
+            Self::WINDOW
+        };
+        let b = if len <= SHORT {
+            w1 & (m1 ^ (m1 - 1))
+        } else {
+            w1
+        };
+        Window {
+            len,
+            newlines: 0,
+            a: w0,
+            b,
         }
-        (Self::WINDOW, w0, w1)
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
+    use super::Window;
     use std::arch::x86_64::*;
 
-    /// `0xff` × 16 then `0` × 16: 16 bytes loaded from `16 - n` keep `n`.
-    static KEEP: [u8; 32] = {
-        let mut k = [0u8; 32];
+    /// `0xff` × 48 then `0` × 16: the 16 bytes loaded from `47 - len` keep
+    /// `len + 1` bytes when `len < 16`, and all 16 otherwise.
+    static KEEP: [u8; 64] = {
+        let mut k = [0u8; 64];
         let mut i = 0;
-        while i < 16 {
+        while i < 48 {
             k[i] = 0xff;
             i += 1;
         }
         k
     };
 
-    /// AVX2 kernel: one 32-byte compare finds the `;` of nearly every name.
+    /// AVX2 kernel: one 32-byte load, compared with `;` and with `\n`.
     pub(super) struct Avx2;
 
     impl super::Kernel for Avx2 {
         const WINDOW: usize = 32;
+        const FINDS_NEWLINE: bool = true;
 
         #[inline(always)]
-        unsafe fn name(p: *const u8) -> (usize, u64, u64) {
+        unsafe fn window(p: *const u8) -> Window {
             // The caller guarantees 32 readable bytes at `p` and only
             // instantiates this kernel inside a function compiled with AVX2
             // after checking the CPU has it.
-            // SAFETY: as above; `KEEP` has 32 bytes, `16 - n` keeps in it.
+            // SAFETY: as above; `len <= 32`, so `47 - len + 16 <= 64`.
             unsafe {
                 let v = _mm256_loadu_si256(p.cast());
-                let hits = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b';' as i8));
-                let m = _mm256_movemask_epi8(hits) as u32;
-                let len = m.trailing_zeros() as usize;
-                let n = len.min(16);
-                let keep = _mm_loadu_si128(KEEP.as_ptr().add(16 - n).cast());
+                let semi = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b';' as i8));
+                let nl = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\n' as i8));
+                let len = (_mm256_movemask_epi8(semi) as u32).trailing_zeros() as usize;
+                let keep = _mm_loadu_si128(KEEP.as_ptr().add(47 - len).cast());
                 let key = _mm_and_si128(_mm256_castsi256_si128(v), keep);
-                let a = _mm_cvtsi128_si64(key) as u64;
-                let b = _mm_extract_epi64::<1>(key) as u64;
-                (len, a, b)
+                Window {
+                    len,
+                    newlines: _mm256_movemask_epi8(nl) as u32,
+                    a: _mm_cvtsi128_si64(key) as u64,
+                    b: _mm_extract_epi64::<1>(key) as u64,
+                }
             }
         }
     }
@@ -167,8 +288,57 @@ fn long_name(buf: &[u8], p: usize, window: usize) -> Option<usize> {
     memchr::memchr(b';', &buf[p + window..p + MAX_NAME_LEN + 1]).map(|i| window + i)
 }
 
+/// Parses the line at `p` into the table with offset `base + p`; returns
+/// where the next line starts, or `None` if the scanner does not accept
+/// the line (the caller hands it to the strict parser).
+///
+/// # Safety
+/// `p + PAD <= buf.len()`, and the kernel's CPU features are present.
+#[inline(always)]
+unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize, base: usize) -> Option<usize> {
+    let ptr = buf.as_ptr();
+    // Bounds of every unchecked access below: `p + PAD <= buf.len()`. The
+    // window read touches `p..p + 32`, the value read
+    // `p + len + 1..p + len + 9` with `len <= MAX_NAME_LEN` (`long_name`
+    // looks no further), and `p + 100 + 9 < p + PAD`.
+    // SAFETY: `p + 32 <= p + PAD <= buf.len()`.
+    let win = unsafe { K::window(ptr.add(p)) };
+    if win.len <= SHORT {
+        // SAFETY: `len <= 15`, so `p + len + 9 <= p + PAD`.
+        let w = unsafe { load(ptr.add(p + win.len + 1)) };
+        let (value, used) = parse_value(w)?;
+        // With the kernel's `\n`, the next line's start does not wait for
+        // the value's loads and bit tricks. The value ends in the first
+        // `\n` after the `;`, so the two agree unless the name holds a `\n`:
+        // then the key holds it too, and the table refuses it.
+        let next = if K::FINDS_NEWLINE {
+            win.newlines.trailing_zeros() as usize + 1
+        } else {
+            win.len + 1 + used
+        };
+        if !adder.add_short(win.a, win.b, value, base + p) {
+            return None;
+        }
+        Some(p + next)
+    } else {
+        let len = if win.len < K::WINDOW {
+            win.len
+        } else {
+            long_name(buf, p, K::WINDOW)?
+        };
+        // SAFETY: `len <= 100`, so `p + len + 9 <= p + PAD`.
+        let w = unsafe { load(ptr.add(p + len + 1)) };
+        let (value, used) = parse_value(w)?;
+        // SAFETY: `p + len <= p + 100 < p + PAD <= buf.len()`.
+        let name = unsafe { buf.get_unchecked(p..p + len) };
+        adder
+            .add_long(win.a, win.b, name, value, base + p)
+            .then_some(p + len + 1 + used)
+    }
+}
+
 /// Parses lines of `buf` starting at `start` while they start before
-/// `limit`, adding each to `table` with its offset `base + position`.
+/// `limit`, adding each to the table with its offset `base + position`.
 ///
 /// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`,
 /// the start of a line the scanner does not accept; the caller hands that
@@ -178,42 +348,66 @@ fn long_name(buf: &[u8], p: usize, window: usize) -> Option<usize> {
 /// `limit + PAD <= buf.len()`, and the kernel's CPU features are present.
 #[inline(always)]
 unsafe fn lines<K: Kernel>(
-    table: &mut Table,
+    adder: &mut Adder,
     buf: &[u8],
     start: usize,
     limit: usize,
     base: usize,
 ) -> Result<usize, usize> {
-    let ptr = buf.as_ptr();
     let mut p = start;
     while p < limit {
-        // Bounds of every unchecked access below: `p < limit`, so
-        // `p + PAD <= buf.len()`. The name read touches `p..p + 32`, the
-        // value read `p + len + 1..p + len + 9` with `len <= MAX_NAME_LEN`
-        // (`long_name` looks no further), and `p + 100 + 9 < p + PAD`.
-        // SAFETY: `p + 32 <= p + PAD <= buf.len()`.
-        let (mut len, a, b) = unsafe { K::name(ptr.add(p)) };
-        if len >= K::WINDOW {
-            match long_name(buf, p, K::WINDOW) {
-                Some(n) => len = n,
-                None => return Err(p),
-            }
-        }
-        if len == 0 {
-            return Err(p);
-        }
-        // SAFETY: `1 <= len <= 100`, so `p + len + 9 <= p + PAD`.
-        let w = unsafe { load(ptr.add(p + len + 1)) };
-        let Some((value, used)) = parse_value(w) else {
-            return Err(p);
-        };
-        // SAFETY: `p + len <= p + 100 < p + PAD <= buf.len()`.
-        let name = unsafe { buf.get_unchecked(p..p + len) };
-        table.add(a, b, name, value, base + p);
-        p += len + 1 + used;
+        // SAFETY: `p < limit`, so `p + PAD <= buf.len()`; CPU features
+        // forwarded from the caller.
+        p = unsafe { line::<K>(adder, buf, p, base) }.ok_or(p)?;
     }
     Ok(p)
 }
+
+/// Parses [`STREAMS`] stretches of lines in lockstep, one line of each in
+/// turn: stream `k` from `ps[k]` while its lines start before `ends[k]`.
+/// Each line's start depends on the line before it, a chain of loads and
+/// bit tricks the CPU cannot shorten; independent streams give it other
+/// work while it waits (see docs/PERFORMANCE.md). Returns as soon as any
+/// stream is done or meets a line the scanner does not accept, with every
+/// `ps[k]` at the first line of stream `k` not yet added.
+///
+/// # Safety
+/// `ends[k] + PAD <= buf.len()` for every `k`, and the kernel's CPU
+/// features are present.
+#[inline(always)]
+unsafe fn lockstep<K: Kernel>(
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; STREAMS],
+    ends: &[usize; STREAMS],
+    base: usize,
+) {
+    let [mut a, mut b, mut c] = *ps;
+    let [ea, eb, ec] = *ends;
+    // One line of a stream, or `false` if the scanner does not take it.
+    // Written out three times below rather than looped over an array, so
+    // that the compiler keeps each stream's position in a register.
+    let mut step = |p: &mut usize| {
+        // SAFETY: `*p < end` of its stream (checked before each round), so
+        // `*p + PAD <= buf.len()`; CPU features forwarded from the caller.
+        match unsafe { line::<K>(adder, buf, *p, base) } {
+            Some(next) => {
+                *p = next;
+                true
+            }
+            None => false,
+        }
+    };
+    while a < ea && b < eb && c < ec {
+        if !(step(&mut a) && step(&mut b) && step(&mut c)) {
+            break;
+        }
+    }
+    *ps = [a, b, c];
+}
+
+/// How many stretches of a chunk [`scan_lockstep`] parses side by side.
+pub const STREAMS: usize = 3;
 
 /// Which kernel [`scan`] uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,28 +419,55 @@ pub enum Kernels {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
 unsafe fn lines_avx2(
-    table: &mut Table,
+    adder: &mut Adder,
     buf: &[u8],
     start: usize,
     limit: usize,
     base: usize,
 ) -> Result<usize, usize> {
-    // SAFETY: forwarded from the caller (bounds; AVX2 present).
-    unsafe { lines::<avx2::Avx2>(table, buf, start, limit, base) }
+    // SAFETY: forwarded from the caller (bounds; AVX2 and BMI present).
+    unsafe { lines::<avx2::Avx2>(adder, buf, start, limit, base) }
 }
 
-/// Parses the lines of `buf` that start in `start..limit` into `table`
-/// with offsets relative to `base`, bounds and CPU features checked.
-/// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`, the start of a line the scanner
-/// does not accept (the caller hands it to the strict parser).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+unsafe fn lockstep_avx2(
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; STREAMS],
+    ends: &[usize; STREAMS],
+    base: usize,
+) {
+    // SAFETY: forwarded from the caller (bounds; AVX2 and BMI present).
+    unsafe { lockstep::<avx2::Avx2>(adder, buf, ps, ends, base) }
+}
+
+/// Whether [`Kernels::Best`] is AVX2 on this CPU (with BMI1 and BMI2,
+/// which every AVX2 CPU has, for shifts that need no `cl` register).
+fn avx2(kernels: Kernels) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if kernels == Kernels::Best {
+        return std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2");
+    }
+    let _ = kernels;
+    false
+}
+
+/// Parses the lines of `buf` that start in `start..limit` into `adder`'s
+/// table with offsets relative to `base`, bounds and CPU features checked.
+/// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`,
+/// the start of a line the scanner does not accept (the caller hands it to
+/// the strict parser).
 ///
 /// # Panics
 /// If `limit + PAD > buf.len()`.
 pub fn scan(
     kernels: Kernels,
-    table: &mut Table,
+    adder: &mut Adder,
     buf: &[u8],
     start: usize,
     limit: usize,
@@ -254,13 +475,39 @@ pub fn scan(
 ) -> Result<usize, usize> {
     assert!(limit.saturating_add(PAD) <= buf.len());
     #[cfg(target_arch = "x86_64")]
-    if kernels == Kernels::Best && std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: bounds asserted above, AVX2 detected at run time.
-        return unsafe { lines_avx2(table, buf, start, limit, base) };
+    if avx2(kernels) {
+        // SAFETY: bounds asserted above, AVX2 and BMI detected at run time.
+        return unsafe { lines_avx2(adder, buf, start, limit, base) };
     }
-    let _ = kernels;
     // SAFETY: bounds asserted above; SWAR needs no CPU feature.
-    unsafe { lines::<Swar>(table, buf, start, limit, base) }
+    unsafe { lines::<Swar>(adder, buf, start, limit, base) }
+}
+
+/// Parses [`STREAMS`] stretches of `buf` side by side: stream `k` from
+/// `ps[k]` while its lines start before `ends[k]`, into `adder`'s table
+/// with offsets relative to `base`, bounds and CPU features checked.
+/// Returns when any stream is done or meets a line the scanner does not
+/// accept, each `ps[k]` at the first line of stream `k` not yet added; the
+/// caller finishes the streams one by one with [`scan`].
+///
+/// # Panics
+/// If some `ends[k] + PAD > buf.len()`.
+pub fn scan_lockstep(
+    kernels: Kernels,
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; STREAMS],
+    ends: &[usize; STREAMS],
+    base: usize,
+) {
+    assert!(ends.iter().all(|e| e.saturating_add(PAD) <= buf.len()));
+    #[cfg(target_arch = "x86_64")]
+    if avx2(kernels) {
+        // SAFETY: bounds asserted above, AVX2 and BMI detected at run time.
+        return unsafe { lockstep_avx2(adder, buf, ps, ends, base) };
+    }
+    // SAFETY: bounds asserted above; SWAR needs no CPU feature.
+    unsafe { lockstep::<Swar>(adder, buf, ps, ends, base) }
 }
 
 #[cfg(test)]

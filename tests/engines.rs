@@ -326,6 +326,49 @@ fn fast_merge_keeps_the_earliest_sighting() {
     merge_keeps_the_earliest_sighting::<brc::engine::fast::Fast<false>>();
 }
 
+/// One chunk is parsed as several streams side by side, so a later stream
+/// can meet a name before an earlier one does. A bad name (not UTF-8, or
+/// a line without `;` read together with the next) must still be reported
+/// at its first line, not where a later stream first met it.
+#[test]
+fn a_bad_name_is_reported_at_its_first_line_whichever_stream_meets_it() {
+    let bad: [(&[u8], &[u8]); 4] = [
+        (b"\xffbad;1.0", b"\xffbad;2.0"),
+        (b"no semicolon", b"no semicolon"),
+        (
+            b"long name, not UTF-8 \xc3(;1.0",
+            b"long name, not UTF-8 \xc3(;2.0",
+        ),
+        (
+            b"long line with no semicolon at all",
+            b"long line with no semicolon at all",
+        ),
+    ];
+    for (early, late) in bad {
+        for (at, again) in [(300, 690), (320, 340), (10, 11)] {
+            let mut lines: Vec<Vec<u8>> = (0..1000)
+                .map(|i| format!("station {};{}.{}", i % 37, i % 90, i % 10).into_bytes())
+                .collect();
+            lines[again] = late.to_vec();
+            lines[at] = early.to_vec();
+            let input = join(&lines, true);
+            for threads in [1, 2] {
+                let options = Options {
+                    threads,
+                    chunk_size: input.len(),
+                };
+                let got = assert_engines_agree(&input, &options).unwrap_err();
+                assert_eq!(
+                    got.line,
+                    at as u64 + 1,
+                    "{:?}",
+                    String::from_utf8_lossy(early)
+                );
+            }
+        }
+    }
+}
+
 proptest! {
     #[test]
     fn naive_matches_a_model_of_the_rows(file in valid(40, 300)) {

@@ -9,9 +9,13 @@
 use crate::engine::Partial;
 use crate::error::Fault;
 use crate::parse;
-use crate::scan::{self, Kernels, PAD};
+use crate::scan::{self, Kernels, PAD, STREAMS};
 use crate::stats::Stats;
-use crate::table::{key_words, Table};
+use crate::table::Table;
+
+/// Bytes scanned per call of the scanner: a bound for the table's counts
+/// (see [`Table::adder`]), far above any chunk size in practice.
+const PIECE: usize = 1 << 30;
 
 /// One thread's stations; `PORTABLE` forces the SWAR kernel.
 #[derive(Clone, Default)]
@@ -26,18 +30,42 @@ impl<const PORTABLE: bool> Fast<PORTABLE> {
         Kernels::Best
     };
 
+    /// Parses the lines starting in `p..end` (the first at `p`), handing
+    /// any line the scanner does not accept to the strict parser; returns
+    /// the first line start at or after `end`.
+    fn finish(
+        &mut self,
+        chunk: &[u8],
+        mut p: usize,
+        end: usize,
+        offset: usize,
+    ) -> Result<usize, Fault> {
+        while p < end {
+            let stop = end.min(p + PIECE);
+            let mut adder = self.table.adder(stop - p + PAD);
+            p = match scan::scan(Self::KERNELS, &mut adder, chunk, p, stop, offset) {
+                Ok(next) => next,
+                Err(bad) => self.strict_line(chunk, bad, offset)?,
+            };
+        }
+        Ok(p)
+    }
+
     /// Parses the line at `p` with the strict parser; returns where the
     /// next line starts.
     #[cold]
     fn strict_line(&mut self, chunk: &[u8], p: usize, offset: usize) -> Result<usize, Fault> {
         let end = parse::line_end(chunk, p);
         let line = chunk[p..end].strip_suffix(b"\n").unwrap_or(&chunk[p..end]);
-        let (name, value) = parse::parse_line(line).map_err(|kind| Fault {
+        let fault = |kind| Fault {
             offset: offset + p,
             kind,
-        })?;
-        let (a, b) = key_words(name);
-        self.table.add(a, b, name, value, offset + p);
+        };
+        let (name, value) = parse::parse_line(line).map_err(fault)?;
+        parse::check_name(name).map_err(fault)?;
+        // Checked as the table checks names: `add` refuses none of these.
+        let added = self.table.add(name, value, offset + p);
+        debug_assert!(added);
         Ok(end)
     }
 }
@@ -47,14 +75,21 @@ impl<const PORTABLE: bool> Partial for Fast<PORTABLE> {
         let mut p = 0;
         // The body: every line starting at least PAD bytes before the end.
         if let Some(limit) = chunk.len().checked_sub(PAD) {
-            loop {
-                match scan::scan(Self::KERNELS, &mut self.table, chunk, p, limit, offset) {
-                    Ok(end) => {
-                        p = end;
-                        break;
-                    }
-                    Err(bad) => p = self.strict_line(chunk, bad, offset)?,
-                }
+            // Cut into STREAMS stretches at line starts, parsed side by
+            // side, then each finished in turn: in input order, so the
+            // first fault found is the chunk's first.
+            let mut ends = [limit; STREAMS];
+            for (k, end) in ends.iter_mut().enumerate().take(STREAMS - 1) {
+                *end = parse::line_end(chunk, limit / STREAMS * (k + 1)).min(limit);
+            }
+            let mut starts = [0; STREAMS];
+            starts[1..].copy_from_slice(&ends[..STREAMS - 1]);
+            if limit <= PIECE {
+                let mut adder = self.table.adder(limit + PAD);
+                scan::scan_lockstep(Self::KERNELS, &mut adder, chunk, &mut starts, &ends, offset);
+            }
+            for (&start, &end) in starts.iter().zip(&ends) {
+                p = self.finish(chunk, start.max(p), end, offset)?;
             }
         }
         // The tail, at most PAD bytes, in a zero-padded copy. A chunk that
@@ -67,7 +102,8 @@ impl<const PORTABLE: bool> Partial for Fast<PORTABLE> {
             buf[r] = b'\n';
             r += 1;
         }
-        if let Err(bad) = scan::scan(Self::KERNELS, &mut self.table, &buf, 0, r, offset + p) {
+        let mut adder = self.table.adder(r);
+        if let Err(bad) = scan::scan(Self::KERNELS, &mut adder, &buf, 0, r, offset + p) {
             // Rare: finish the tail line by line with the strict parser.
             let mut q = p + bad;
             while q < chunk.len() {

@@ -212,8 +212,10 @@ pub trait Partial: Default + Send {
     /// Folds another thread's state into this one.
     fn merge(&mut self, other: Self);
 
-    /// The distinct raw names, each with its stats and the offset of the
-    /// line it first appeared on.
+    /// The distinct raw names, each with its stats and the offset of a
+    /// line it appeared on: the first such line, for any name that
+    /// [`Summary::from_entries`] would refuse (an engine may instead refuse
+    /// such names in `feed`, at their first line).
     fn into_entries(self) -> Vec<(Vec<u8>, Stats, usize)>;
 }
 

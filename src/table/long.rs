@@ -1,18 +1,10 @@
-//! The hand-written per-thread hash table of the fast engines.
+//! Names longer than [`SHORT`](super::short::SHORT) bytes, in 64-byte
+//! slots.
 //!
-//! Why not `hashbrown`: the `chunked` engine uses a foldhash-keyed
-//! `hashbrown::HashTable` and is the baseline this table must beat (see
-//! docs/PERFORMANCE.md for the measured ratio). This table wins because it
-//! is shaped for this one job:
-//!
-//! - the scanner hands over a name's first 16 bytes as two zero-padded
-//!   words, so hashing a short name is one folded multiply of registers it
-//!   already holds, and comparing it is three integer compares against one
-//!   64-byte slot that also holds the stats (one cache line per row);
-//! - names longer than 16 bytes keep their tail in an arena and are
-//!   compared in full: a hash match alone is never taken as equality;
-//! - open addressing with linear probing over a power-of-two array, at most
-//!   half full, no tombstones (nothing is ever removed).
+//! A slot holds a name's first 16 bytes inline and its length; the rest of
+//! the name lives in an arena and is compared in full, so a hash match alone
+//! is never taken as equality. The hash folds in every byte of the name,
+//! so names sharing a long prefix do not pile up in one probe chain.
 
 use crate::stats::Stats;
 
@@ -55,7 +47,7 @@ const EMPTY: Slot = Slot {
 
 /// The first 16 bytes of a name as two little-endian words, zero-padded.
 #[inline]
-pub fn key_words(name: &[u8]) -> (u64, u64) {
+pub(super) fn key_words(name: &[u8]) -> (u64, u64) {
     let mut buf = [0u8; INLINE];
     let n = name.len().min(INLINE);
     buf[..n].copy_from_slice(&name[..n]);
@@ -82,7 +74,7 @@ const K2: u64 = 0xa409_3822_299f_31d0;
 /// fold in every further byte, so names sharing a long prefix do not pile up
 /// in one probe chain.
 #[inline(always)]
-pub fn hash(a: u64, b: u64, name: &[u8]) -> u64 {
+fn hash(a: u64, b: u64, name: &[u8]) -> u64 {
     let h = (a ^ b.rotate_left(29) ^ name.len() as u64).wrapping_mul(K0);
     if name.len() > INLINE {
         hash_tail(h, &name[INLINE..])
@@ -116,9 +108,10 @@ fn tail_eq(arena: &[u8], s: &Slot, name: &[u8]) -> bool {
     arena.get(s.tail..s.tail + tail.len()) == Some(tail)
 }
 
-/// An open-addressing table from station names to [`Stats`].
+/// The table of long names (any length works; the caller sends only long
+/// ones here).
 #[derive(Clone)]
-pub struct Table {
+pub(super) struct Long {
     slots: Vec<Slot>,
     /// `slots.len() - 1`; the length is a power of two.
     mask: usize,
@@ -130,17 +123,17 @@ pub struct Table {
     arena: Vec<u8>,
 }
 
-impl Default for Table {
-    fn default() -> Table {
-        Table::with_capacity(1 << 12)
+impl Default for Long {
+    fn default() -> Long {
+        Long::with_capacity(256)
     }
 }
 
-impl Table {
+impl Long {
     /// A table with `slots` slots (rounded up to a power of two).
-    pub fn with_capacity(slots: usize) -> Table {
+    pub fn with_capacity(slots: usize) -> Long {
         let n = slots.next_power_of_two().max(8);
-        Table {
+        Long {
             slots: vec![EMPTY; n],
             mask: n - 1,
             shift: 64 - n.trailing_zeros(),
@@ -154,15 +147,15 @@ impl Table {
         self.len
     }
 
-    /// Whether the table holds no names.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Adds one row. `a`, `b` must be [`key_words`] of `name`, and `name`
     /// 1..=`u32::MAX` bytes; `offset` is where the row's line starts.
-    #[inline(always)]
-    pub fn add(&mut self, a: u64, b: u64, name: &[u8], value: i16, offset: usize) {
+    /// Returns `false`, adding nothing, for a name [`super::acceptable`]
+    /// refuses.
+    ///
+    /// Not inlined: long names are the rare case, and the scanner's loop
+    /// stays small without this body.
+    #[inline(never)]
+    pub fn add(&mut self, a: u64, b: u64, name: &[u8], value: i16, offset: usize) -> bool {
         debug_assert_eq!((a, b), key_words(name));
         let h = hash(a, b, name);
         let mut i = (h >> self.shift) as usize;
@@ -178,11 +171,14 @@ impl Table {
                 s.max = s.max.max(value);
                 s.sum += i64::from(value);
                 s.count += 1;
-                return;
+                return true;
             }
             if s.len == 0 {
+                if !super::acceptable(name) {
+                    return false;
+                }
                 self.insert(i, h, name, Stats::new(value), offset);
-                return;
+                return true;
             }
             i = (i + 1) & self.mask;
         }
@@ -299,7 +295,7 @@ impl Table {
     }
 
     /// Folds another table into this one.
-    pub fn merge(&mut self, other: &Table) {
+    pub fn merge(&mut self, other: &Long) {
         // `other` is walked in slot order, which is hash order. Inserted
         // into a smaller table with the same hash, names in hash order pile
         // up in long runs (quadratic; 9.6 s to merge two tables of 10^6
@@ -308,76 +304,5 @@ impl Table {
         for (name, stats, first) in other.entries() {
             self.merge_stats(&name, &stats, first);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-
-    fn add(t: &mut Table, name: &[u8], value: i16, offset: usize) {
-        let (a, b) = key_words(name);
-        t.add(a, b, name, value, offset);
-    }
-
-    #[test]
-    fn agrees_with_a_hashmap_across_growth_and_long_names() {
-        let mut t = Table::with_capacity(8);
-        let mut want: HashMap<Vec<u8>, (Stats, usize)> = HashMap::new();
-        for i in 0..5000usize {
-            let k = i * 7919 % 1300;
-            // Short, exactly 16, NUL-padded and long names sharing prefixes.
-            let name = match k % 4 {
-                0 => format!("s{k}").into_bytes(),
-                1 => format!("{:0>16}", k).into_bytes(),
-                2 => [format!("n{}", k % 10).into_bytes(), vec![0; k % 5]].concat(),
-                _ => format!("{}{k}", "long-prefix-".repeat(7)).into_bytes(),
-            };
-            let value = (i % 1999) as i16 - 999;
-            add(&mut t, &name, value, i);
-            want.entry(name)
-                .and_modify(|(s, _)| s.add(value))
-                .or_insert((Stats::new(value), i));
-        }
-        let got: HashMap<Vec<u8>, (Stats, usize)> =
-            t.entries().map(|(n, s, f)| (n, (s, f))).collect();
-        assert_eq!(got, want);
-        assert_eq!(t.len(), want.len());
-    }
-
-    #[test]
-    fn merging_large_tables_stays_linear() {
-        // Two tables of 200,000 names each, merged into an empty one as the
-        // driver does: walked in hash order, these took minutes before the
-        // destination was sized first. Checked by content, not by time.
-        let mut parts = [Table::default(), Table::default()];
-        for i in 0..400_000usize {
-            add(&mut parts[i % 2], format!("st{}", i / 2).as_bytes(), 1, i);
-        }
-        let mut merged = Table::default();
-        for part in &parts {
-            merged.merge(part);
-        }
-        assert_eq!(merged.len(), 200_000);
-        assert!(merged.entries().all(|(_, s, _)| s.count == 2 && s.sum == 2));
-    }
-
-    #[test]
-    fn merge_sums_and_keeps_the_first_offset() {
-        let mut x = Table::default();
-        let mut y = Table::default();
-        add(&mut x, b"a", 10, 50);
-        add(&mut y, b"a", -10, 20);
-        add(&mut y, b"b", 5, 30);
-        x.merge(&y);
-        let mut got: Vec<_> = x.entries().collect();
-        got.sort_by(|x, y| x.0.cmp(&y.0));
-        let mut a = Stats::new(10);
-        a.add(-10);
-        assert_eq!(
-            got,
-            vec![(b"a".to_vec(), a, 20), (b"b".to_vec(), Stats::new(5), 30)]
-        );
     }
 }

@@ -1,0 +1,208 @@
+//! The hand-written per-thread hash table of the fast engines.
+//!
+//! Why not `hashbrown`: the `chunked` engine uses a foldhash-keyed
+//! `hashbrown::HashTable` and is the baseline this table must beat (see
+//! docs/PERFORMANCE.md for the measured ratio). This table wins because it
+//! is shaped for this one job:
+//!
+//! - names of up to 15 bytes (nearly every row of the official data) go to
+//!   [`short`]: the scanner hands over the name and its `;` as two
+//!   zero-padded words it already holds in a register, hashing is one
+//!   multiply, comparing is two word compares against a 32-byte slot that
+//!   also holds the stats;
+//! - longer names go to [`long`], which stores their first 16 bytes inline
+//!   and the rest in an arena, and compares them in full;
+//! - both use open addressing with linear probing over a power-of-two
+//!   array, no tombstones (nothing is ever removed).
+//!
+//! The hot loop reaches the short table through an [`Adder`], which keeps
+//! the slot array's address and shape in registers across rows.
+
+mod long;
+pub mod short;
+
+use crate::stats::Stats;
+
+pub use short::SHORT;
+
+/// Whether a name may enter the table: not empty, valid UTF-8, no `\n`.
+///
+/// The scanner splits lines without looking inside names, so a line
+/// without its `;` reaches the table joined to the next one, and a name
+/// with invalid UTF-8 arrives like any other. Refusing them here, where
+/// each distinct name comes once, sends every such line back to the strict
+/// parser, which reports it: at its own line, however the chunk was split
+/// among streams, because streams are finished in input order.
+fn acceptable(name: &[u8]) -> bool {
+    !name.is_empty() && !name.contains(&b'\n') && std::str::from_utf8(name).is_ok()
+}
+
+/// Bytes after which a slot's `u32` count could overflow: every row takes
+/// at least 5 bytes (`a;0.0`, the last line without its `\n`), so fewer
+/// than `5 × 2^32` bytes hold fewer than `2^32` rows.
+const SPILL_BYTES: u64 = 5 * u32::MAX as u64;
+
+/// An open-addressing table from station names to [`Stats`].
+#[derive(Clone)]
+pub struct Table {
+    short: short::Short,
+    long: long::Long,
+    /// Bytes announced by [`Table::will_scan`] since the counts last spilled.
+    unspilled: u64,
+}
+
+impl Default for Table {
+    fn default() -> Table {
+        // 32 KiB of short slots: the 413 official names fit in L1.
+        Table {
+            short: short::Short::with_slots(1 << 12),
+            long: long::Long::default(),
+            unspilled: 0,
+        }
+    }
+}
+
+impl Table {
+    /// Number of distinct names.
+    pub fn len(&self) -> usize {
+        self.short.len() + self.long.len()
+    }
+
+    /// Whether the table holds no names.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Counts `bytes` more bytes of input toward the spill bound, spilling
+    /// the short table's counts first if they could overflow.
+    fn will_scan(&mut self, bytes: usize) {
+        let bytes = bytes as u64;
+        assert!(bytes <= SPILL_BYTES);
+        self.unspilled += bytes;
+        if self.unspilled > SPILL_BYTES {
+            self.short.spill();
+            self.unspilled = bytes;
+        }
+    }
+
+    /// Adds one row of a name of any length (up to 100 bytes, no `;`) whose
+    /// line starts at `offset`. Returns `false`, adding nothing, for a name
+    /// that is empty, holds a `\n` or is not UTF-8.
+    pub fn add(&mut self, name: &[u8], value: i16, offset: usize) -> bool {
+        self.adder(name.len() + 7).add(name, value, offset)
+    }
+
+    /// The hot loop's handle on the table, for the rows of at most `bytes`
+    /// bytes of input (at most 20 GiB: slot counts are `u32`, and this is
+    /// where they are kept from overflowing).
+    ///
+    /// # Panics
+    /// If `bytes` is over 20 GiB.
+    pub fn adder(&mut self, bytes: usize) -> Adder<'_> {
+        self.will_scan(bytes);
+        let (slots, shift, mask) = Adder::shape(&mut self.short);
+        Adder {
+            table: self,
+            slots,
+            shift,
+            mask,
+        }
+    }
+
+    /// Folds another table into this one.
+    pub fn merge(&mut self, other: &Table) {
+        // Walked in slot order, which is hash order, names inserted into a
+        // smaller table with the same hash pile up in long runs (quadratic;
+        // 9.6 s to merge two tables of 10^6 names): so the table first grows
+        // to hold both.
+        self.short.reserve(other.short.len());
+        for (a, b, stats, first) in other.short.keyed() {
+            self.short.merge_stats(a, b, &stats, first);
+        }
+        self.long.merge(&other.long);
+    }
+
+    /// Every name with its stats and first offset, in no particular order.
+    pub fn entries(&self) -> impl Iterator<Item = (Vec<u8>, Stats, usize)> + '_ {
+        self.short.entries().chain(self.long.entries())
+    }
+}
+
+/// Adds the rows of a stretch of input to a [`Table`] (see
+/// [`Table::adder`]), holding the short table's slot array and
+/// shape in registers: the table's own fields would be reloaded after every
+/// store to a slot, which the compiler cannot prove does not alias them.
+pub struct Adder<'t> {
+    table: &'t mut Table,
+    /// `table.short.slots`' buffer, refreshed whenever an insert may have
+    /// moved it.
+    slots: *mut short::Slot,
+    shift: u32,
+    /// `slots`' length minus one.
+    mask: usize,
+}
+
+impl Adder<'_> {
+    fn shape(short: &mut short::Short) -> (*mut short::Slot, u32, usize) {
+        (short.slots.as_mut_ptr(), short.shift, short.slots.len() - 1)
+    }
+
+    /// Adds a row of a name of at most [`SHORT`] bytes given as its key
+    /// ([`short::key`]: the name, its `;`, zero padding). Returns `false`,
+    /// adding nothing, for a name that is empty, holds a `\n` or is not
+    /// UTF-8.
+    #[inline(always)]
+    pub fn add_short(&mut self, a: u64, b: u64, value: i16, offset: usize) -> bool {
+        let mut i = short::home(a, b, self.shift);
+        loop {
+            // SAFETY: `slots` is the short table's buffer of `mask + 1`
+            // slots: `shape` is taken when the adder is made and again after
+            // every insert (the only thing that moves or grows it), and
+            // `home` and `& mask` keep `i` below `mask + 1`. The adder holds
+            // the table's only borrow, so nothing else touches the slots.
+            let s = unsafe { &mut *self.slots.add(i) };
+            if s.a == a && s.b == b {
+                s.sum += i64::from(value);
+                s.count += 1;
+                // Branches, not `min`/`max`: after the first rows of a name
+                // they are almost never taken, which saves a load and a
+                // store each per row.
+                if value < s.min {
+                    s.min = value;
+                }
+                if value > s.max {
+                    s.max = value;
+                }
+                return true;
+            }
+            if s.a | s.b == 0 {
+                let short = &mut self.table.short;
+                let added = short.insert(i, a, b, Stats::new(value), offset);
+                (self.slots, self.shift, self.mask) = Adder::shape(short);
+                return added;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Adds a row of a name longer than [`SHORT`] bytes; `a` and `b` are its
+    /// first 16 bytes (little-endian words). Returns `false`, adding
+    /// nothing, for a name that holds a `\n` or is not UTF-8.
+    #[inline(always)]
+    pub fn add_long(&mut self, a: u64, b: u64, name: &[u8], value: i16, offset: usize) -> bool {
+        self.table.long.add(a, b, name, value, offset)
+    }
+
+    /// Adds a row of a name of any length (up to 100 bytes, no `;`).
+    /// Returns `false`, adding nothing, for a name that is empty, holds a
+    /// `\n` or is not UTF-8.
+    pub fn add(&mut self, name: &[u8], value: i16, offset: usize) -> bool {
+        if name.len() <= SHORT {
+            let (a, b) = short::key(name);
+            self.add_short(a, b, value, offset)
+        } else {
+            let (a, b) = long::key_words(name);
+            self.add_long(a, b, name, value, offset)
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! Names of at most [`SHORT`] bytes, keyed by their bytes and the `;` that
+//! ends them, in 32-byte slots.
+//!
+//! Including the `;` makes the 16 key bytes say the name's length too (a
+//! name holds no `;`, and every byte after it is zero), so a lookup is two
+//! word compares with no length check, and a name ending in NUL bytes is
+//! still told apart from its prefix. Half a cache line per name keeps the
+//! 10K-name table in L2 (see docs/PERFORMANCE.md); the slot's count is a
+//! `u32`, spilled into a wide side array before it could overflow.
+
+use crate::stats::Stats;
+
+/// The longest name this table holds: the name and its `;` fill 16 bytes.
+pub const SHORT: usize = 15;
+
+/// One name: its key and its stats. The offset of its first line and any
+/// spilled count live in side arrays, touched only on insert and at the end.
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+pub(super) struct Slot {
+    /// Key bytes 0..8: the name, its `;`, then zeros (little-endian).
+    pub a: u64,
+    /// Key bytes 8..16. `a == b == 0` marks an empty slot: a key holds a `;`.
+    pub b: u64,
+    pub sum: i64,
+    pub count: u32,
+    pub min: i16,
+    pub max: i16,
+}
+
+const EMPTY: Slot = Slot {
+    a: 0,
+    b: 0,
+    sum: 0,
+    count: 0,
+    min: 0,
+    max: 0,
+};
+
+/// The key of a name of at most [`SHORT`] bytes: its bytes and `;`,
+/// zero-padded to 16, as two little-endian words.
+pub fn key(name: &[u8]) -> (u64, u64) {
+    assert!(name.len() <= SHORT);
+    let mut buf = [0u8; 16];
+    buf[..name.len()].copy_from_slice(name);
+    buf[name.len()] = b';';
+    let (a, b) = buf.split_at(8);
+    (
+        u64::from_le_bytes(a.try_into().unwrap()),
+        u64::from_le_bytes(b.try_into().unwrap()),
+    )
+}
+
+/// The name in a key: the bytes before its `;`.
+fn name(a: u64, b: u64) -> Vec<u8> {
+    let bytes = [a.to_le_bytes(), b.to_le_bytes()].concat();
+    let end = memchr::memchr(b';', &bytes).unwrap_or(bytes.len());
+    bytes[..end].to_vec()
+}
+
+/// Home slot of a key, as the top `64 - shift` bits of one multiply
+/// (every key bit reaches the top bits of the product).
+#[inline(always)]
+pub(super) fn home(a: u64, b: u64, shift: u32) -> usize {
+    ((a ^ b.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> shift) as usize
+}
+
+/// The table of short names.
+#[derive(Clone)]
+pub(super) struct Short {
+    pub slots: Vec<Slot>,
+    /// `64 - log2(slots.len())`.
+    pub shift: u32,
+    /// Offset of the line each occupied slot's name was first seen on.
+    first: Vec<usize>,
+    /// Counts moved out of the slots before they could overflow; empty
+    /// until the first spill, then as long as `slots`.
+    spilled: Vec<u64>,
+    len: usize,
+}
+
+impl Short {
+    /// A table of `n` slots (a power of two, at least 2).
+    pub fn with_slots(n: usize) -> Short {
+        debug_assert!(n.is_power_of_two() && n >= 2);
+        Short {
+            slots: vec![EMPTY; n],
+            shift: 64 - n.trailing_zeros(),
+            first: vec![0; n],
+            spilled: Vec::new(),
+            len: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Fills the empty slot `i` with a new name; returns `false`, leaving
+    /// the table alone, for a name [`super::acceptable`] refuses (the
+    /// scanner does not check names: every new one lands here). Grows the
+    /// table past a quarter full, so a caller holding slot pointers must
+    /// refresh them.
+    #[cold]
+    #[inline(never)]
+    pub fn insert(&mut self, i: usize, a: u64, b: u64, stats: Stats, first: usize) -> bool {
+        if !super::acceptable(&name(a, b)) {
+            return false;
+        }
+        debug_assert_eq!(self.slots[i].a | self.slots[i].b, 0);
+        self.slots[i] = Slot {
+            a,
+            b,
+            sum: stats.sum,
+            count: 0,
+            min: stats.min,
+            max: stats.max,
+        };
+        self.first[i] = first;
+        self.add_count(i, stats.count);
+        self.len += 1;
+        if self.len * 4 > self.slots.len() {
+            self.resize(self.slots.len() * 2);
+        }
+        true
+    }
+
+    /// Adds `n` to slot `i`'s count, spilling when the `u32` would overflow.
+    fn add_count(&mut self, i: usize, n: u64) {
+        match u32::try_from(u64::from(self.slots[i].count) + n) {
+            Ok(c) => self.slots[i].count = c,
+            Err(_) => {
+                self.spill();
+                self.spilled[i] += n;
+            }
+        }
+    }
+
+    /// Moves every slot's count into the wide side array.
+    pub fn spill(&mut self) {
+        self.spilled.resize(self.slots.len(), 0);
+        for (s, wide) in self.slots.iter_mut().zip(&mut self.spilled) {
+            *wide += u64::from(std::mem::take(&mut s.count));
+        }
+    }
+
+    /// Grows to hold `additional` more names at most a quarter full.
+    pub fn reserve(&mut self, additional: usize) {
+        let mut n = self.slots.len();
+        while (self.len + additional) * 4 > n {
+            n *= 2;
+        }
+        if n > self.slots.len() {
+            self.resize(n);
+        }
+    }
+
+    /// Moves every name, with its side data, to a new array of `n` slots.
+    fn resize(&mut self, n: usize) {
+        let mut grown = Short::with_slots(n);
+        grown.len = self.len;
+        if !self.spilled.is_empty() {
+            grown.spilled = vec![0; n];
+        }
+        for (i, s) in self.slots.iter().enumerate() {
+            if s.a | s.b == 0 {
+                continue;
+            }
+            let mut j = home(s.a, s.b, grown.shift);
+            while grown.slots[j].a | grown.slots[j].b != 0 {
+                j = (j + 1) & (n - 1);
+            }
+            grown.slots[j] = *s;
+            grown.first[j] = self.first[i];
+            if let Some(&wide) = self.spilled.get(i) {
+                grown.spilled[j] = wide;
+            }
+        }
+        *self = grown;
+    }
+
+    /// Folds stats for the name keyed `(a, b)`, first seen at `first`, in.
+    pub fn merge_stats(&mut self, a: u64, b: u64, stats: &Stats, first: usize) {
+        let mask = self.slots.len() - 1;
+        let mut i = home(a, b, self.shift);
+        loop {
+            let s = &mut self.slots[i];
+            if s.a == a && s.b == b {
+                s.min = s.min.min(stats.min);
+                s.max = s.max.max(stats.max);
+                s.sum += stats.sum;
+                self.first[i] = self.first[i].min(first);
+                self.add_count(i, stats.count);
+                return;
+            }
+            if s.a | s.b == 0 {
+                let inserted = self.insert(i, a, b, *stats, first);
+                debug_assert!(inserted, "merged tables hold no empty names");
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Every name's key, stats and first offset.
+    pub fn keyed(&self) -> impl Iterator<Item = (u64, u64, Stats, usize)> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.a | s.b != 0)
+            .map(|(i, s)| {
+                let stats = Stats {
+                    min: s.min,
+                    max: s.max,
+                    sum: s.sum,
+                    count: u64::from(s.count) + self.spilled.get(i).copied().unwrap_or(0),
+                };
+                (s.a, s.b, stats, self.first[i])
+            })
+    }
+
+    /// Every name with its stats and first offset.
+    pub fn entries(&self) -> impl Iterator<Item = (Vec<u8>, Stats, usize)> + '_ {
+        self.keyed().map(|(a, b, s, f)| (name(a, b), s, f))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_tell_trailing_nuls_apart_and_name_round_trips() {
+        let names: [&[u8]; 5] = [b"a", b"a\0", b"a\0\0\0\0\0\0\0", b"", b"0123456789abcde"];
+        for (i, x) in names.iter().enumerate() {
+            let (a, b) = key(x);
+            assert_eq!(name(a, b), *x);
+            for y in &names[i + 1..] {
+                assert_ne!(key(x), key(y));
+            }
+        }
+    }
+
+    #[test]
+    fn counts_spill_instead_of_overflowing() {
+        let mut t = Short::with_slots(4);
+        let (a, b) = key(b"x");
+        let big = Stats {
+            count: u64::from(u32::MAX) - 1,
+            ..Stats::new(1)
+        };
+        t.merge_stats(a, b, &big, 7);
+        t.merge_stats(a, b, &Stats::new(2), 3);
+        t.merge_stats(a, b, &Stats::new(3), 9);
+        // Growing carries spilled counts along.
+        for i in 0..10 {
+            t.merge_stats(key(&[i]).0, key(&[i]).1, &Stats::new(0), 0);
+        }
+        let (_, _, s, first) = t.keyed().find(|&(x, y, ..)| (x, y) == (a, b)).unwrap();
+        assert_eq!(s.count, u64::from(u32::MAX) + 1);
+        assert_eq!((s.min, s.max, s.sum, first), (1, 3, 6, 3));
+    }
+}
