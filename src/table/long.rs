@@ -56,17 +56,10 @@ pub(super) fn key_words(name: &[u8]) -> (u64, u64) {
     (a, b)
 }
 
-/// Multiplies as 128 bits and folds the halves: the mixing step of
-/// foldhash and wyhash, one `mul` on x86-64.
-#[inline(always)]
-fn fold(x: u64, y: u64) -> u64 {
-    let m = u128::from(x) * u128::from(y);
-    m as u64 ^ (m >> 64) as u64
-}
-
+/// Odd multipliers (digits of pi, made odd) for the hash.
 const K0: u64 = 0x243f_6a88_85a3_08d3;
-const K1: u64 = 0x1319_8a2e_0370_7344;
-const K2: u64 = 0xa409_3822_299f_31d0;
+const K1: u64 = 0x1319_8a2e_0370_7345;
+const K2: u64 = 0xa409_3822_299f_31d1;
 
 /// Hashes a name given its first 16 bytes as words (`a`, `b`), its length
 /// and the whole name. Short names take one multiply (the table indexes by
@@ -83,29 +76,64 @@ fn hash(a: u64, b: u64, name: &[u8]) -> u64 {
     }
 }
 
-/// Folds bytes 16.. of a long name into `h`, a word at a time.
-#[inline(never)]
+/// The little-endian word at `bytes[i..i + 8]`.
+#[inline(always)]
+fn word(bytes: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap())
+}
+
+/// The last `min(8, len)` bytes of `bytes` (non-empty) packed into a word,
+/// without a loop over bytes: overlapping reads, as in wyhash.
+#[inline(always)]
+fn last_word(bytes: &[u8]) -> u64 {
+    let n = bytes.len();
+    if n >= 8 {
+        word(bytes, n - 8)
+    } else if n >= 4 {
+        let at = |i: usize| u64::from(u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap()));
+        at(0) << 32 | at(n - 4)
+    } else {
+        u64::from(bytes[0]) << 16 | u64::from(bytes[n / 2]) << 8 | u64::from(bytes[n - 1])
+    }
+}
+
+/// Folds bytes 16.. of a long name into `h`: one multiply per 8 bytes.
+#[inline(always)]
 fn hash_tail(mut h: u64, tail: &[u8]) -> u64 {
-    let mut words = tail.chunks_exact(8);
-    for w in &mut words {
-        h = fold(h ^ K2, u64::from_le_bytes(w.try_into().unwrap()) ^ K1);
+    let mut i = 0;
+    while i + 8 < tail.len() {
+        h = (h ^ word(tail, i)).wrapping_mul(K1).rotate_left(29);
+        i += 8;
     }
-    let rest = words.remainder();
-    if !rest.is_empty() {
-        let w = rest
-            .iter()
-            .rev()
-            .fold(0u64, |w, &byte| (w << 8) | u64::from(byte));
-        h = fold(h ^ K2, w ^ K1);
+    (h ^ last_word(tail)).wrapping_mul(K2)
+}
+
+/// Whether two byte strings of the same length are equal, compared a word
+/// at a time inline (a call to `memcmp` per row cost 6% on the 10K set).
+#[inline(always)]
+fn same(x: &[u8], y: &[u8]) -> bool {
+    debug_assert_eq!(x.len(), y.len());
+    let n = x.len();
+    if n < 8 {
+        return x == y;
     }
-    h
+    let mut i = 0;
+    while i + 8 < n {
+        if word(x, i) != word(y, i) {
+            return false;
+        }
+        i += 8;
+    }
+    word(x, n - 8) == word(y, n - 8)
 }
 
 /// Whether bytes 16.. of `name` equal the tail stored for slot `s`.
-#[inline(never)]
+#[inline(always)]
 fn tail_eq(arena: &[u8], s: &Slot, name: &[u8]) -> bool {
     let tail = &name[INLINE..];
-    arena.get(s.tail..s.tail + tail.len()) == Some(tail)
+    arena
+        .get(s.tail..s.tail + tail.len())
+        .is_some_and(|stored| same(stored, tail))
 }
 
 /// The table of long names (any length works; the caller sends only long
