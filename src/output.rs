@@ -39,7 +39,20 @@ fn tenths(out: &mut Vec<u8>, t: i64) {
         out.push(b'-');
     }
     let a = t.unsigned_abs();
-    out.extend_from_slice((a / 10).to_string().as_bytes());
+    // Digits of the whole part, last first, without allocating: a million
+    // stations print three numbers each.
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut whole = a / 10;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (whole % 10) as u8;
+        whole /= 10;
+        if whole == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
     out.push(b'.');
     out.push(b'0' + (a % 10) as u8);
 }
@@ -166,6 +179,24 @@ mod tests {
 
     fn text(format: Format) -> String {
         String::from_utf8(render(&summary(), format)).unwrap()
+    }
+
+    #[test]
+    fn tenths_print_every_magnitude_without_minus_zero() {
+        for (t, want) in [
+            (0, "0.0"),
+            (-5, "-0.5"),
+            (7, "0.7"),
+            (999, "99.9"),
+            (-999, "-99.9"),
+            (100, "10.0"),
+            (123_456_789, "12345678.9"),
+            (i64::MIN, "-922337203685477580.8"),
+        ] {
+            let mut out = Vec::new();
+            tenths(&mut out, t);
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
     }
 
     #[test]
