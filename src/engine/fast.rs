@@ -71,6 +71,10 @@ impl<const PORTABLE: bool> Fast<PORTABLE> {
 }
 
 impl<const PORTABLE: bool> Partial for Fast<PORTABLE> {
+    // The table refuses such names, and the strict parser that gets them
+    // checks them.
+    const CHECKS_UTF8: bool = true;
+
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault> {
         let mut p = 0;
         // The body: every line starting at least PAD bytes before the end.

@@ -209,6 +209,10 @@ pub trait Partial: Default + Send {
     /// the first malformed line and reports it.
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault>;
 
+    /// Whether `feed` itself reports a name that is not UTF-8 as a fault
+    /// at its line, so that a caller holding the chunk need not check it.
+    const CHECKS_UTF8: bool = false;
+
     /// Folds another thread's state into this one.
     fn merge(&mut self, other: Self);
 
