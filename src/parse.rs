@@ -133,25 +133,39 @@ pub fn check_name(name: &[u8]) -> Result<&str, ErrorKind> {
     })
 }
 
-/// The lines of an input with the offset each starts at. A final line
-/// without `\n` is a line; a final `\n` does not start an empty one.
+/// The lines of an input with the offset each starts at, as
+/// [`line_at`] gives them: a final line without `\n` is a line, a final
+/// `\n` does not start an empty one, and a line longer than [`HEAD_LEN`]
+/// is cut there and ends the iteration.
 pub fn lines(input: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
     let mut start = 0;
     std::iter::from_fn(move || {
         if start >= input.len() {
             return None;
         }
-        let end = memchr::memchr(b'\n', &input[start..]).map_or(input.len(), |i| start + i);
-        let line = (start, &input[start..end]);
-        start = end + 1;
-        Some(line)
+        let (line, next) = line_at(input, start);
+        let item = (start, line);
+        start = next;
+        Some(item)
     })
 }
 
-/// The offset just past the end of the line starting at `start`: after its
-/// `\n`, or the end of the input.
-pub fn line_end(input: &[u8], start: usize) -> usize {
-    memchr::memchr(b'\n', &input[start..]).map_or(input.len(), |i| start + i + 1)
+/// The line starting at `start`, without its `\n`, and where the next one
+/// starts: after the `\n`, or at the end of the input.
+///
+/// A line longer than [`HEAD_LEN`] bytes is cut to them, and the next line
+/// is said to start at the end of the input. Such a line is malformed,
+/// nothing after it counts, and its head gives [`parse_line`]'s verdict on
+/// it unless the head holds no `;` (see [`HEAD_LEN`]); reading no further
+/// keeps the engines from scanning, and a mapped file from paging in, a
+/// line of any length.
+pub fn line_at(input: &[u8], start: usize) -> (&[u8], usize) {
+    let rest = &input[start..];
+    let window = &rest[..rest.len().min(HEAD_LEN + 1)];
+    match memchr::memchr(b'\n', window) {
+        Some(i) => (&rest[..i], start + i + 1),
+        None => (&rest[..rest.len().min(HEAD_LEN)], input.len()),
+    }
 }
 
 #[cfg(test)]
@@ -194,6 +208,21 @@ mod tests {
         let got: Vec<_> = lines(b"a;1.0\n\n").collect();
         assert_eq!(got, vec![(0, &b"a;1.0"[..]), (6, &b""[..])]);
         assert_eq!(lines(b"").count(), 0);
+    }
+
+    #[test]
+    fn a_line_longer_than_its_head_is_cut_and_ends_the_lines() {
+        let long = [&b"a;1.0\n"[..], &[b'x'; HEAD_LEN + 1], b"\nb;2.0\n"].concat();
+        let got: Vec<_> = lines(&long).collect();
+        assert_eq!(got, vec![(0, &b"a;1.0"[..]), (6, &long[6..6 + HEAD_LEN])]);
+        assert_eq!(line_at(&long, 6), (&long[6..6 + HEAD_LEN], long.len()));
+        // A line of exactly HEAD_LEN bytes is whole.
+        let exact = [&[b'x'; HEAD_LEN][..], b"\nb;2.0"].concat();
+        assert_eq!(line_at(&exact, 0), (&exact[..HEAD_LEN], HEAD_LEN + 1));
+        assert_eq!(
+            line_at(&exact[..HEAD_LEN], 0),
+            (&exact[..HEAD_LEN], HEAD_LEN)
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Mutex, PoisonError};
 
-use crate::engine::{Options, Partial, Summary};
+use crate::engine::{self, Options, Partial, Summary};
 use crate::error::{Error, ErrorKind, Fault};
 use crate::parse::{self, LineHead, MAX_LINE_LEN};
 use crate::timings::{self, WorkerClock};
@@ -369,7 +369,10 @@ fn work<P: Partial>(
 /// Feeds a block and checks the UTF-8 of its lines before the first parse
 /// fault: the first fault in the block, as the file path would report it.
 fn check<P: Partial>(partial: &mut P, block: &[u8], offset: usize) -> Result<(), Fault> {
-    let parsed = partial.feed(block, offset);
+    // The block holds the whole line, however long.
+    let parsed = partial
+        .feed(block, offset)
+        .map_err(|fault| engine::judge_whole(fault, block, offset, &|_| {}));
     let checked = match &parsed {
         Ok(()) => block.len(),
         Err(f) => f.offset - offset,
@@ -387,8 +390,7 @@ fn check<P: Partial>(partial: &mut P, block: &[u8], offset: usize) -> Result<(),
     // own.
     let bad = e.valid_up_to();
     let start = memchr::memrchr(b'\n', &block[..bad]).map_or(0, |i| i + 1);
-    let line = &block[start..parse::line_end(block, start)];
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let (line, _) = parse::line_at(block, start);
     let kind = match parse::parse_line(line) {
         Err(kind) => kind,
         // The line parses, so the invalid byte is in its name.

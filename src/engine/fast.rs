@@ -30,8 +30,7 @@ impl<const PORTABLE: bool> Fast<PORTABLE> {
     /// next line starts.
     #[cold]
     fn strict_line(&mut self, chunk: &[u8], p: usize, offset: usize) -> Result<usize, Fault> {
-        let end = parse::line_end(chunk, p);
-        let line = chunk[p..end].strip_suffix(b"\n").unwrap_or(&chunk[p..end]);
+        let (line, end) = parse::line_at(chunk, p);
         let (name, value) = parse::parse_line(line).map_err(|kind| Fault {
             offset: offset + p,
             kind,
