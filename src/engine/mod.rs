@@ -314,3 +314,51 @@ pub fn judge_whole(
         Ok(_) => unreachable!("an engine found a valid line malformed: {fault:?}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    #[test]
+    fn a_long_faulty_line_is_judged_whole_a_window_at_a_time() {
+        let len = 9 << 20;
+        let input = [&b"a;1.0\n"[..], &vec![b'x'; len], b";1.0\nb;2.0\n"].concat();
+        // What an engine says, from the line's head.
+        let fault = || Fault {
+            offset: 6,
+            kind: ErrorKind::MissingSemicolon {
+                line: quoted(&input[6..]),
+            },
+        };
+        let whole = Fault {
+            offset: 6,
+            kind: ErrorKind::NameTooLong { len },
+        };
+        let released = RefCell::new(Vec::new());
+        let judged = judge_whole(fault(), &input, 0, &|r| released.borrow_mut().push(r));
+        assert_eq!(judged, whole);
+        let w = 4 << 20;
+        let windows = [6..6 + w, 6 + w..6 + 2 * w, 6 + 2 * w..input.len()];
+        assert_eq!(released.into_inner(), windows);
+        // From a block further on in the input, as on the stream path.
+        assert_eq!(judge_whole(fault(), &input[6..], 6, &|_| {}), whole);
+        // Every other fault was judged whole already.
+        let other = Fault {
+            offset: 0,
+            kind: ErrorKind::EmptyName,
+        };
+        let judged = judge_whole(other.clone(), &input, 0, &|_| panic!("read"));
+        assert_eq!(judged, other);
+        // And every engine says so.
+        let options = Options {
+            threads: 2,
+            chunk_size: 1 << 20,
+        };
+        for engine in Engine::ALL {
+            let got = aggregate(engine, &input, &options).unwrap_err();
+            assert_eq!(got, whole.clone().after_newlines(1), "{engine:?}");
+        }
+    }
+}
