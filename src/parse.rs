@@ -70,14 +70,16 @@ pub fn parse_line(line: &[u8]) -> Result<(&[u8], i16), ErrorKind> {
 }
 
 /// A line read in pieces, keeping only what [`parse_line`]'s verdict on it
-/// depends on: its first [`HEAD_LEN`] bytes and where its first `;` is. A
-/// line of any length is judged in bounded memory, exactly as `parse_line`
-/// judges it whole.
+/// depends on: its first [`HEAD_LEN`] bytes and, if they hold no `;`, where
+/// the first `;` after them is. A line of any length is judged in bounded
+/// memory, exactly as `parse_line` judges it whole; a line that fits in the
+/// head costs one search for its `\n`, like reading it whole.
 #[derive(Clone, Debug, Default)]
 pub struct LineHead {
     head: Vec<u8>,
     len: usize,
-    semi: Option<usize>,
+    /// The first `;` after the head, when the head holds none.
+    far_semi: Option<usize>,
 }
 
 impl LineHead {
@@ -85,26 +87,21 @@ impl LineHead {
     pub fn clear(&mut self) {
         self.head.clear();
         self.len = 0;
-        self.semi = None;
+        self.far_semi = None;
     }
 
     /// Reads the line on through `bytes`, which continue what was read of
     /// it so far: up to its `\n`, whose index in `bytes` is returned, or
     /// through all of `bytes` (`None`) if the line goes on after them.
     pub fn extend(&mut self, bytes: &[u8]) -> Option<usize> {
-        let end = match self.semi {
-            Some(_) => memchr::memchr(b'\n', bytes),
-            None => match memchr::memchr2(b';', b'\n', bytes) {
-                Some(i) if bytes[i] == b';' => {
-                    self.semi = Some(self.len + i);
-                    memchr::memchr(b'\n', &bytes[i + 1..]).map(|j| i + 1 + j)
-                }
-                end => end,
-            },
-        };
+        let end = memchr::memchr(b'\n', bytes);
         let line = &bytes[..end.unwrap_or(bytes.len())];
-        let room = HEAD_LEN - self.head.len();
-        self.head.extend_from_slice(&line[..line.len().min(room)]);
+        let (kept, beyond) = line.split_at(line.len().min(HEAD_LEN - self.head.len()));
+        self.head.extend_from_slice(kept);
+        if !beyond.is_empty() && self.far_semi.is_none() && !self.head.contains(&b';') {
+            let after = self.len + kept.len();
+            self.far_semi = memchr::memchr(b';', beyond).map(|i| after + i);
+        }
         self.len += line.len();
         end
     }
@@ -112,16 +109,16 @@ impl LineHead {
     /// Whether the rest of the line, whatever it holds, can no longer
     /// change the verdict: the head is full and a `;` has been seen.
     pub fn decided(&self) -> bool {
-        self.head.len() == HEAD_LEN && self.semi.is_some()
+        self.head.len() == HEAD_LEN && (self.far_semi.is_some() || self.head.contains(&b';'))
     }
 
     /// [`parse_line`]'s verdict on the line read so far (on the whole line,
     /// once its end or [`decided`](LineHead::decided)).
     pub fn parse(&self) -> Result<(&[u8], i16), ErrorKind> {
-        match self.semi {
-            // The head holds no `;`: only the name's length is left to say.
-            Some(semi) if semi >= HEAD_LEN => Err(ErrorKind::NameTooLong { len: semi }),
-            _ => parse_line(&self.head),
+        match self.far_semi {
+            // Only the name's length is left to say.
+            Some(semi) => Err(ErrorKind::NameTooLong { len: semi }),
+            None => parse_line(&self.head),
         }
     }
 }
