@@ -14,10 +14,12 @@ use crate::parse::MAX_LINE_LEN;
 ///
 /// A boundary is looked for no further than a valid line reaches: past
 /// that, the line in the way is malformed, the chunk before the boundary
-/// takes the rest of the input (feeding it stops at that line), and no
-/// later chunk is handed out. So a file that is one huge line costs a few
+/// takes the rest of the input (feeding it stops at that line), and later
+/// claims hand out nothing. So a file that is one huge line costs a few
 /// short searches, not one search to its end per chunk, and pages in no
-/// more than the start of that line.
+/// more than the start of that line. (A claim racing past on another
+/// thread may still get a later chunk, overlapping the rest so taken; all
+/// it holds comes after that malformed line, so none of it shows.)
 pub struct Chunks<'a> {
     input: &'a [u8],
     size: usize,
