@@ -163,7 +163,7 @@ fn chunk(c: &mut Criterion) {
 fn merge(c: &mut Criterion) {
     let mut g = c.benchmark_group("merge");
     for (name, input) in data_sets() {
-        let half = parse::line_end(&input, input.len() / 2);
+        let (_, half) = parse::line_at(&input, input.len() / 2);
         let mut x = fast::Fast::<false>::default();
         let mut y = fast::Fast::<false>::default();
         x.feed(&input[..half], 0).unwrap();

@@ -2,6 +2,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::parse::MAX_LINE_LEN;
+
 /// An input cut into chunks of about `size` bytes, each starting at a line
 /// start and ending after a `\n` (or at the end of the input).
 ///
@@ -9,10 +11,22 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// handed out in input order, so a thread that is done early takes more
 /// (work stealing without queues). Each boundary is computed from the
 /// nominal offset alone, so neighbouring chunks agree on it without talking.
+///
+/// A boundary is looked for no further than a valid line reaches: past
+/// that, the line in the way is malformed, the chunk before the boundary
+/// takes the rest of the input (feeding it stops at that line), and later
+/// claims hand out nothing. So a file that is one huge line costs a few
+/// short searches, not one search to its end per chunk, and pages in no
+/// more than the start of that line. (A claim racing past on another
+/// thread may still get a later chunk, overlapping the rest so taken; all
+/// it holds comes after that malformed line, so none of it shows.)
 pub struct Chunks<'a> {
     input: &'a [u8],
     size: usize,
     next: AtomicUsize,
+    /// A fault is known at or before this offset: chunks starting after it
+    /// cannot hold an earlier one, so they are not handed out.
+    fault_bound: AtomicUsize,
 }
 
 impl<'a> Chunks<'a> {
@@ -22,30 +36,61 @@ impl<'a> Chunks<'a> {
             input,
             size: size.max(1),
             next: AtomicUsize::new(0),
+            fault_bound: AtomicUsize::new(usize::MAX),
         }
     }
 
-    /// The first line start at or after `pos`.
-    fn align(&self, pos: usize) -> usize {
+    /// Records that a malformed line starts at or before `offset`: no chunk
+    /// starting after it is handed out any more.
+    pub fn fault_at(&self, offset: usize) {
+        self.fault_bound.fetch_min(offset, Ordering::Relaxed);
+    }
+
+    fn past_fault(&self, offset: usize) -> bool {
+        offset > self.fault_bound.load(Ordering::Relaxed)
+    }
+
+    /// The first line start at or after `pos`, or `None` if the line
+    /// holding `pos - 1` is longer than any valid line, and so malformed.
+    fn align(&self, pos: usize) -> Option<usize> {
         if pos == 0 || pos >= self.input.len() {
-            return pos.min(self.input.len());
+            return Some(pos.min(self.input.len()));
         }
-        match memchr::memchr(b'\n', &self.input[pos - 1..]) {
-            Some(i) => pos + i,
-            None => self.input.len(),
+        // The line holding `pos - 1` ends within `MAX_LINE_LEN + 1` bytes
+        // from there if it is valid.
+        let end = self.input.len().min(pos + MAX_LINE_LEN);
+        match memchr::memchr(b'\n', &self.input[pos - 1..end]) {
+            Some(i) => Some(pos + i),
+            // It is the last line.
+            None if end == self.input.len() => Some(end),
+            None => {
+                self.fault_at(pos - 1);
+                None
+            }
         }
     }
 
-    /// Claims the next non-empty chunk: its offset in the input and its bytes.
+    /// Claims the next non-empty chunk: its offset in the input and its
+    /// bytes. `None` once the input is handed out, or the chunks left start
+    /// after a fault (see [`fault_at`](Chunks::fault_at)).
     pub fn claim(&self) -> Option<(usize, &'a [u8])> {
         loop {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
             let nominal = i.checked_mul(self.size)?;
-            if nominal >= self.input.len() {
+            if nominal >= self.input.len() || self.past_fault(nominal) {
                 return None;
             }
-            let start = self.align(nominal);
-            let end = self.align(nominal.saturating_add(self.size));
+            // `None`: the line holding `nominal - 1` is malformed, and an
+            // earlier chunk holds its start.
+            let start = self.align(nominal)?;
+            if self.past_fault(start) {
+                return None;
+            }
+            // `None`: a malformed line reaches past this chunk's nominal
+            // end; this chunk holds its start, or is empty.
+            let end = self
+                .align(nominal.saturating_add(self.size))
+                .unwrap_or(self.input.len());
             if start < end {
                 return Some((start, &self.input[start..end]));
             }
@@ -76,5 +121,35 @@ mod tests {
             assert_eq!(pos, input.len(), "size {size}");
         }
         assert!(all(b"", 4).is_empty());
+    }
+
+    #[test]
+    fn a_line_longer_than_any_valid_line_ends_the_chunks() {
+        let head = b"a;1.0\nbb;2.0\n".repeat(20);
+        let long = vec![b'x'; 10 * MAX_LINE_LEN];
+        let input = [&head[..], &long, b"\nc;3.0\n"].concat();
+        for size in 1..=head.len() + 2 * MAX_LINE_LEN {
+            let chunks = all(&input, size);
+            // In order, at line starts, up to the chunk holding the long
+            // line's start, which takes the rest of the input.
+            let mut pos = 0;
+            for &(offset, chunk) in &chunks {
+                assert_eq!(offset, pos, "size {size}");
+                pos += chunk.len();
+            }
+            let &(last, _) = chunks.last().unwrap();
+            assert!(last <= head.len(), "size {size}");
+            assert_eq!(pos, input.len(), "size {size}");
+        }
+    }
+
+    #[test]
+    fn no_chunk_is_handed_out_past_a_fault() {
+        let input = b"a;1.0\n".repeat(100);
+        let chunks = Chunks::new(&input, 60);
+        assert_eq!(chunks.claim().map(|c| c.0), Some(0));
+        chunks.fault_at(61);
+        assert_eq!(chunks.claim().map(|c| c.0), Some(60));
+        assert_eq!(chunks.claim(), None);
     }
 }

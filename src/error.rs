@@ -112,11 +112,14 @@ struct Shown<'a>(&'a [u8]);
 /// Bytes of a malformed line a message shows.
 const LIMIT: usize = 40;
 
+/// How many bytes [`quoted`] keeps.
+pub const QUOTED_LEN: usize = LIMIT + 1;
+
 /// What an [`ErrorKind`] keeps of the bytes it quotes: what the message
 /// shows, and one byte more so it still knows to print `…`. A malformed
 /// line may be gigabytes long; the error must not copy it.
 pub fn quoted(bytes: &[u8]) -> Vec<u8> {
-    bytes[..bytes.len().min(LIMIT + 1)].to_vec()
+    bytes[..bytes.len().min(QUOTED_LEN)].to_vec()
 }
 
 impl fmt::Display for Shown<'_> {
@@ -168,7 +171,7 @@ mod tests {
         let ErrorKind::MissingSemicolon { line: kept } = &kind else {
             unreachable!()
         };
-        assert_eq!(kept.len(), LIMIT + 1);
+        assert_eq!(kept.len(), QUOTED_LEN);
         assert!(kind
             .to_string()
             .ends_with(&format!("`{}…`", "x".repeat(LIMIT))));

@@ -3,7 +3,8 @@
 //!
 //! A plain regular file is mapped into memory and handed out in chunks; the
 //! pages of each chunk go back to the kernel once it is fed, so a file of
-//! any size costs only the chunks in flight. Everything else is a stream
+//! any size costs only the chunks in flight. A malformed line of any length
+//! costs no more: it is read a window at a time, each window released. Everything else is a stream
 //! read into a bounded pool of buffers ([`crate::stream`]): pipes, FIFOs,
 //! devices, and gzip or zstd data (recognised by their magic bytes, not the
 //! file name), decompressed while read. Standard input is a file or a
@@ -204,7 +205,8 @@ impl Job for MappedJob<'_> {
                 .fetch_add(range.len() as u64, Ordering::Relaxed);
             release(&self.map, range);
         };
-        engine::run_parallel_with::<P>(&self.map, self.options, &done).map_err(|fault| {
+        let skipped = |range| release(&self.map, range);
+        engine::run_parallel_with::<P>(&self.map, self.options, &done, &skipped).map_err(|fault| {
             let newlines = count_newlines_releasing(&self.map, fault.offset);
             fault.after_newlines(newlines).into()
         })

@@ -5,11 +5,28 @@
 //! tenths. This module is the readable definition of the grammar: the naive
 //! engine uses it for every line, and the fast engines use it to diagnose a
 //! line their own parser rejected, so every engine reports the same error.
+//!
+//! It also says how much of a line that verdict needs ([`LineHead`]): a
+//! malformed line may be gigabytes long without a `\n`, and no reader may
+//! hold it whole.
 
-use crate::error::{quoted, ErrorKind};
+use crate::error::{quoted, ErrorKind, QUOTED_LEN};
 
 /// The longest name the grammar allows, in bytes.
 pub const MAX_NAME_LEN: usize = 100;
+
+/// The longest valid line without its `\n`, in bytes: a name of
+/// [`MAX_NAME_LEN`] bytes, `;` and `-99.9`. A longer line is malformed
+/// whatever it holds.
+pub const MAX_LINE_LEN: usize = MAX_NAME_LEN + 1 + 5;
+
+/// How much of a line's start decides [`parse_line`]'s verdict on it: a
+/// name of at most [`MAX_NAME_LEN`] bytes, its `;`, and as much of the value
+/// as an error quotes ([`QUOTED_LEN`]). On a line longer than this, the
+/// verdict on these bytes alone is the verdict on the whole line, except
+/// when they hold no `;`: then it depends on whether one comes later (a
+/// name too long) or not (no `;`). [`LineHead`] keeps exactly that.
+pub const HEAD_LEN: usize = MAX_NAME_LEN + 1 + QUOTED_LEN;
 
 /// Parses a value matching `-?\d{1,2}\.\d` into tenths; `None` otherwise.
 pub fn parse_value(bytes: &[u8]) -> Option<i16> {
@@ -52,6 +69,60 @@ pub fn parse_line(line: &[u8]) -> Result<(&[u8], i16), ErrorKind> {
     }
 }
 
+/// A line read in pieces, keeping only what [`parse_line`]'s verdict on it
+/// depends on: its first [`HEAD_LEN`] bytes and, if they hold no `;`, where
+/// the first `;` after them is. A line of any length is judged in bounded
+/// memory, exactly as `parse_line` judges it whole; a line that fits in the
+/// head costs one search for its `\n`, like reading it whole.
+#[derive(Clone, Debug, Default)]
+pub struct LineHead {
+    head: Vec<u8>,
+    len: usize,
+    /// The first `;` after the head, when the head holds none.
+    far_semi: Option<usize>,
+}
+
+impl LineHead {
+    /// Forgets the line, to read another.
+    pub fn clear(&mut self) {
+        self.head.clear();
+        self.len = 0;
+        self.far_semi = None;
+    }
+
+    /// Reads the line on through `bytes`, which continue what was read of
+    /// it so far: up to its `\n`, whose index in `bytes` is returned, or
+    /// through all of `bytes` (`None`) if the line goes on after them.
+    pub fn extend(&mut self, bytes: &[u8]) -> Option<usize> {
+        let end = memchr::memchr(b'\n', bytes);
+        let line = &bytes[..end.unwrap_or(bytes.len())];
+        let (kept, beyond) = line.split_at(line.len().min(HEAD_LEN - self.head.len()));
+        self.head.extend_from_slice(kept);
+        if !beyond.is_empty() && self.far_semi.is_none() && !self.head.contains(&b';') {
+            let after = self.len + kept.len();
+            self.far_semi = memchr::memchr(b';', beyond).map(|i| after + i);
+        }
+        self.len += line.len();
+        end
+    }
+
+    /// Whether the rest of the line, whatever it holds, can no longer
+    /// change the verdict: the head is full and a `;` has been seen.
+    pub fn decided(&self) -> bool {
+        self.head.len() == HEAD_LEN && (self.far_semi.is_some() || self.head.contains(&b';'))
+    }
+
+    /// [`parse_line`]'s verdict on the line read so far (on the whole line,
+    /// once its end or [`decided`](LineHead::decided)).
+    pub fn parse(&self) -> Result<(&[u8], i16), ErrorKind> {
+        match self.far_semi {
+            // Only the name's length is left to say.
+            Some(semi) => Err(ErrorKind::NameTooLong { len: semi }),
+            None => parse_line(&self.head),
+        }
+    }
+}
+
 /// Checks that a name is valid UTF-8, returning it as a `&str`.
 pub fn check_name(name: &[u8]) -> Result<&str, ErrorKind> {
     std::str::from_utf8(name).map_err(|_| ErrorKind::InvalidUtf8 {
@@ -59,29 +130,45 @@ pub fn check_name(name: &[u8]) -> Result<&str, ErrorKind> {
     })
 }
 
-/// The lines of an input with the offset each starts at. A final line
-/// without `\n` is a line; a final `\n` does not start an empty one.
+/// The lines of an input with the offset each starts at, as
+/// [`line_at`] gives them: a final line without `\n` is a line, a final
+/// `\n` does not start an empty one, and a line longer than [`HEAD_LEN`]
+/// is cut there and ends the iteration.
 pub fn lines(input: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
     let mut start = 0;
     std::iter::from_fn(move || {
         if start >= input.len() {
             return None;
         }
-        let end = memchr::memchr(b'\n', &input[start..]).map_or(input.len(), |i| start + i);
-        let line = (start, &input[start..end]);
-        start = end + 1;
-        Some(line)
+        let (line, next) = line_at(input, start);
+        let item = (start, line);
+        start = next;
+        Some(item)
     })
 }
 
-/// The offset just past the end of the line starting at `start`: after its
-/// `\n`, or the end of the input.
-pub fn line_end(input: &[u8], start: usize) -> usize {
-    memchr::memchr(b'\n', &input[start..]).map_or(input.len(), |i| start + i + 1)
+/// The line starting at `start`, without its `\n`, and where the next one
+/// starts: after the `\n`, or at the end of the input.
+///
+/// A line longer than [`HEAD_LEN`] bytes is cut to them, and the next line
+/// is said to start at the end of the input. Such a line is malformed,
+/// nothing after it counts, and its head gives [`parse_line`]'s verdict on
+/// it unless the head holds no `;` (see [`HEAD_LEN`]); reading no further
+/// keeps the engines from scanning, and a mapped file from paging in, a
+/// line of any length.
+pub fn line_at(input: &[u8], start: usize) -> (&[u8], usize) {
+    let rest = &input[start..];
+    let window = &rest[..rest.len().min(HEAD_LEN + 1)];
+    match memchr::memchr(b'\n', window) {
+        Some(i) => (&rest[..i], start + i + 1),
+        None => (&rest[..rest.len().min(HEAD_LEN)], input.len()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     #[test]
@@ -121,6 +208,21 @@ mod tests {
     }
 
     #[test]
+    fn a_line_longer_than_its_head_is_cut_and_ends_the_lines() {
+        let long = [&b"a;1.0\n"[..], &[b'x'; HEAD_LEN + 1], b"\nb;2.0\n"].concat();
+        let got: Vec<_> = lines(&long).collect();
+        assert_eq!(got, vec![(0, &b"a;1.0"[..]), (6, &long[6..6 + HEAD_LEN])]);
+        assert_eq!(line_at(&long, 6), (&long[6..6 + HEAD_LEN], long.len()));
+        // A line of exactly HEAD_LEN bytes is whole.
+        let exact = [&[b'x'; HEAD_LEN][..], b"\nb;2.0"].concat();
+        assert_eq!(line_at(&exact, 0), (&exact[..HEAD_LEN], HEAD_LEN + 1));
+        assert_eq!(
+            line_at(&exact[..HEAD_LEN], 0),
+            (&exact[..HEAD_LEN], HEAD_LEN)
+        );
+    }
+
+    #[test]
     fn line_faults_are_named() {
         assert_eq!(parse_line(b""), Err(ErrorKind::EmptyLine));
         assert_eq!(parse_line(b";1.0"), Err(ErrorKind::EmptyName));
@@ -145,5 +247,92 @@ mod tests {
             check_name(b"\xff"),
             Err(ErrorKind::InvalidUtf8 { name: vec![0xff] })
         );
+    }
+
+    /// `line` (no `\n`) read in pieces of `sizes`, in turn, with a `\n`
+    /// and more after it: the bytes taken, and whether the end was found.
+    fn read_in_pieces(line: &[u8], sizes: &[usize]) -> (LineHead, usize, bool) {
+        let input = [line, b"\nnext;1.0\n"].concat();
+        let mut head = LineHead::default();
+        let (mut pos, mut turn) = (0, 0);
+        while pos < input.len() {
+            let end = input
+                .len()
+                .min(pos.saturating_add(sizes[turn % sizes.len()]));
+            turn += 1;
+            if let Some(i) = head.extend(&input[pos..end]) {
+                return (head, pos + i, true);
+            }
+            pos = end;
+        }
+        (head, pos, false)
+    }
+
+    #[test]
+    fn a_head_judges_long_lines_as_the_whole_line_is_judged() {
+        let long = |n: usize| "x".repeat(n);
+        for line in [
+            format!("{};1.0", long(100)),
+            format!("{};1.0", long(101)),
+            format!("{};1.0", long(HEAD_LEN + 1)),
+            format!("{};1.0", long(1 << 20)),
+            long(1 << 20),
+            format!(";{}", long(1 << 20)),
+            format!("a;{}", long(1 << 20)),
+            format!("{};{}", long(100), long(1 << 20)),
+            format!("{};{}", long(99), long(HEAD_LEN)),
+            format!("{}{}", "é".repeat(200), ";1.0"),
+        ] {
+            let whole = parse_line(line.as_bytes());
+            for sizes in [&[1][..], &[7, 1], &[HEAD_LEN], &[1 << 16], &[usize::MAX]] {
+                let (head, end, ended) = read_in_pieces(line.as_bytes(), sizes);
+                assert!(ended);
+                assert_eq!(end, line.len());
+                assert_eq!(head.parse(), whole, "{sizes:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_head_is_decided_once_full_with_a_semicolon_seen() {
+        let mut head = LineHead::default();
+        assert_eq!(head.extend(&b"x".repeat(HEAD_LEN)), None);
+        assert!(!head.decided(), "a `;` may still come");
+        assert_eq!(head.extend(b"xx;"), None);
+        assert!(head.decided());
+        let len = HEAD_LEN + 2;
+        assert_eq!(head.parse(), Err(ErrorKind::NameTooLong { len }));
+        // A short line is judged when its `\n` comes, and may be valid.
+        head.clear();
+        assert_eq!(head.extend(b"a;1.0\nb"), Some(5));
+        assert!(!head.decided());
+        assert_eq!(head.parse(), Ok((&b"a"[..], 10)));
+        // An empty line, and the end of the input with nothing read.
+        head.clear();
+        assert_eq!(head.extend(b"\n"), Some(0));
+        assert_eq!(head.parse(), Err(ErrorKind::EmptyLine));
+    }
+
+    proptest! {
+        /// Lines of up to 400 bytes with up to three `;` anywhere, so that
+        /// the first one falls inside the head, just after it, or far on.
+        #[test]
+        fn a_head_agrees_with_parse_line(
+            mut line in prop::collection::vec(
+                prop::sample::select(&b"x9.-\xc3\xa9"[..]),
+                0..400,
+            ),
+            semis in prop::collection::vec(any::<prop::sample::Index>(), 0..4),
+            sizes in prop::collection::vec(1..200usize, 1..4),
+        ) {
+            for at in semis {
+                let at = at.index(line.len() + 1);
+                line.insert(at, b';');
+            }
+            let (head, end, ended) = read_in_pieces(&line, &sizes);
+            prop_assert!(ended);
+            prop_assert_eq!(end, line.len());
+            prop_assert_eq!(head.parse(), parse_line(&line));
+        }
     }
 }

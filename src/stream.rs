@@ -8,6 +8,11 @@
 //! are merged at the end. Memory is the pool (`threads + 2` blocks of the
 //! chunk size) plus the tables, whatever the length of the stream.
 //!
+//! A partial line is carried only while it could still be valid: one
+//! longer than any valid line is malformed, and the reader judges it itself
+//! from its head ([`LineHead`]), reading on only until the verdict is known,
+//! so that a stream with no `\n` at all costs no more than any other.
+//!
 //! A stream cannot be read twice, so two things the file path does after the
 //! fact are done on each block while it is in hand: counting its lines (a
 //! fault's line number is the count before it) and checking its UTF-8 (the
@@ -20,9 +25,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Mutex, PoisonError};
 
-use crate::engine::{Options, Partial, Summary};
+use crate::engine::{self, Options, Partial, Summary};
 use crate::error::{Error, ErrorKind, Fault};
-use crate::parse;
+use crate::parse::{self, LineHead, MAX_LINE_LEN};
 use crate::timings::{self, WorkerClock};
 
 /// Aggregates everything `reader` yields with the engine whose per-thread
@@ -62,7 +67,16 @@ pub fn run<P: Partial>(reader: impl Read, options: &Options) -> Result<Summary, 
             .collect();
         (read, results)
     });
-    let mut fault: Option<Located> = None;
+    // The reader's own fault, an overlong line, follows every block it sent.
+    let (read, overlong) = match read {
+        Ok(overlong) => (Ok(()), overlong),
+        Err(e) => (Err(e), None),
+    };
+    let mut fault: Option<Located> = overlong.map(|fault| Located {
+        block: fault.offset,
+        newlines_before: 0,
+        fault,
+    });
     let merged = timings::phase("merge", || {
         let mut merged = P::default();
         for (partial, found) in results {
@@ -117,30 +131,22 @@ struct Reading {
 impl Reading {
     /// Reads blocks until the end of the input, a read error, or a fault
     /// (the rest of the input cannot hold an earlier one). Returns the read
-    /// error, if any.
-    fn run(self, mut reader: impl Read, fault_bound: &AtomicUsize) -> io::Result<()> {
+    /// error, if any, or the fault of a line too long to be sent in a block,
+    /// which the reader judges itself.
+    fn run(self, mut reader: impl Read, fault_bound: &AtomicUsize) -> io::Result<Option<Fault>> {
         let mut allocated = 0;
         let mut carry = Vec::new();
         let mut offset = 0;
         loop {
             if fault_bound.load(Ordering::Relaxed) != usize::MAX {
-                return Ok(());
+                return Ok(None);
             }
-            let mut buf = match self.free.try_recv() {
-                Ok(buf) => buf,
-                Err(_) if allocated < self.pool => {
-                    allocated += 1;
-                    vec![0; self.block_size]
-                }
-                // Only fails if every worker is gone, i.e. panicked; the
-                // join reports that.
-                Err(_) => match self.free.recv() {
-                    Ok(buf) => buf,
-                    Err(_) => return Ok(()),
-                },
+            let Some(mut buf) = self.buffer(&mut allocated) else {
+                return Ok(None);
             };
             if buf.len() > self.block_size && carry.len() < self.block_size {
-                // Grown for an overlong line earlier: back to the budget.
+                // Grown for a line longer than a block earlier: back to the
+                // budget.
                 buf.truncate(self.block_size);
                 buf.shrink_to_fit();
             }
@@ -170,24 +176,106 @@ impl Reading {
                     // The last line needs no `\n`.
                     (Some(Ok(())), _) => break filled,
                     (_, Some(i)) => break i + 1,
-                    // Nothing whole before a read error.
+                    // Nothing whole before a read error, or a line that is
+                    // malformed however it goes on (judged below).
                     (Some(Err(_)), None) => break 0,
-                    // A line longer than the buffer: it is malformed, but
-                    // is held whole so that its error reads as on the file
-                    // path.
+                    (None, None) if filled > MAX_LINE_LEN => break 0,
+                    // A block smaller than a line that may still be valid:
+                    // the buffer grows to hold it.
                     (None, None) => buf.resize(buf.len() * 2, 0),
                 }
             };
+            let partial = &buf[len..filled];
+            if partial.len() > MAX_LINE_LEN {
+                let mut line = LineHead::default();
+                line.extend(partial);
+                let start = offset + len;
+                let buf = if len == 0 {
+                    buf
+                } else {
+                    // The lines before it go out whole: an earlier fault
+                    // among them wins. Reading on needs another buffer.
+                    if self.full.send(Block { buf, len, offset }).is_err() {
+                        return Ok(None);
+                    }
+                    match self.buffer(&mut allocated) {
+                        Some(buf) => buf,
+                        None => return Ok(None),
+                    }
+                };
+                let error = stop.and_then(Result::err);
+                return self.judge(&mut reader, line, start, buf, error, fault_bound);
+            }
             carry.clear();
-            carry.extend_from_slice(&buf[len..filled]);
+            carry.extend_from_slice(partial);
             // The whole lines before a read error still go out: a malformed
             // one among them is reported first.
             if len > 0 && self.full.send(Block { buf, len, offset }).is_err() {
-                return Ok(());
+                return Ok(None);
             }
             offset += len;
             if let Some(stop) = stop {
-                return stop;
+                return stop.map(|()| None);
+            }
+        }
+    }
+
+    /// A buffer from the pool, allocated while fewer than `pool` exist;
+    /// `None` only if every worker is gone (panicked: the join reports it).
+    fn buffer(&self, allocated: &mut usize) -> Option<Vec<u8>> {
+        match self.free.try_recv() {
+            Ok(buf) => Some(buf),
+            Err(_) if *allocated < self.pool => {
+                *allocated += 1;
+                Some(vec![0; self.block_size])
+            }
+            Err(_) => self.free.recv().ok(),
+        }
+    }
+
+    /// Reads on through a line too long to be valid, starting at `start`,
+    /// of which `line` holds the head, into `buf` and no further than its
+    /// verdict needs: to its end, or until it is
+    /// [decided](LineHead::decided). `error` is a read error met before,
+    /// reported unless the bytes before it decided the verdict (as a read
+    /// error after a whole malformed line is). Returns the line's fault, or
+    /// `None` if a fault was found earlier in the input (which wins).
+    fn judge(
+        &self,
+        reader: &mut impl Read,
+        mut line: LineHead,
+        start: usize,
+        mut buf: Vec<u8>,
+        error: Option<io::Error>,
+        fault_bound: &AtomicUsize,
+    ) -> io::Result<Option<Fault>> {
+        let judged = |line: LineHead| {
+            let kind = line.parse().expect_err("a line this long is malformed");
+            Ok(Some(Fault {
+                offset: start,
+                kind,
+            }))
+        };
+        if let Some(e) = error {
+            return if line.decided() { judged(line) } else { Err(e) };
+        }
+        loop {
+            if line.decided() {
+                return judged(line);
+            }
+            if fault_bound.load(Ordering::Relaxed) != usize::MAX {
+                return Ok(None);
+            }
+            match reader.read(&mut buf) {
+                // The line ends the input.
+                Ok(0) => return judged(line),
+                Ok(n) => {
+                    if line.extend(&buf[..n]).is_some() {
+                        return judged(line);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
             }
         }
     }
@@ -282,7 +370,10 @@ fn work<P: Partial>(
 /// fault (unless the engine does): the first fault in the block, as the
 /// file path would report it.
 fn check<P: Partial>(partial: &mut P, block: &[u8], offset: usize) -> Result<(), Fault> {
-    let parsed = partial.feed(block, offset);
+    // The block holds the whole line, however long.
+    let parsed = partial
+        .feed(block, offset)
+        .map_err(|fault| engine::judge_whole(fault, block, offset, &|_| {}));
     let checked = match &parsed {
         Ok(()) => block.len(),
         Err(f) => f.offset - offset,
@@ -302,8 +393,7 @@ fn check<P: Partial>(partial: &mut P, block: &[u8], offset: usize) -> Result<(),
     // own.
     let bad = e.valid_up_to();
     let start = memchr::memrchr(b'\n', &block[..bad]).map_or(0, |i| i + 1);
-    let line = &block[start..parse::line_end(block, start)];
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let (line, _) = parse::line_at(block, start);
     let kind = match parse::parse_line(line) {
         Err(kind) => kind,
         // The line parses, so the invalid byte is in its name.
@@ -327,6 +417,7 @@ mod tests {
 
     use super::*;
     use crate::engine::{aggregate, chunked, fast, Engine};
+    use crate::error::DataError;
 
     /// A reader handing out its bytes in pieces of the given sizes, in turn,
     /// as a pipe does, then failing if `fail` is set.
@@ -392,15 +483,31 @@ mod tests {
         out
     }
 
-    const BAD_LINES: [&[u8]; 7] = [
-        b"",
-        b"no semicolon",
-        b";1.0",
-        b"a;1.00",
-        b"\xff;1.0",
-        b"Z\xc3;1.0",
-        b"a;\xe6\x9d\xb1",
-    ];
+    /// Malformed lines, the last ones longer than any valid line, so that
+    /// blocks of up to 64 bytes leave them to the reader.
+    fn bad_lines() -> Vec<Vec<u8>> {
+        let mut bad: Vec<Vec<u8>> = [
+            &b""[..],
+            b"no semicolon",
+            b";1.0",
+            b"a;1.00",
+            b"\xff;1.0",
+            b"Z\xc3;1.0",
+            b"a;\xe6\x9d\xb1",
+        ]
+        .map(<[u8]>::to_vec)
+        .into();
+        let x = |n| "x".repeat(n);
+        for long in [
+            x(300),
+            format!("{};1.0", x(200)),
+            format!("a;{}", x(200)),
+            format!("{};{}", x(100), x(200)),
+        ] {
+            bad.push(long.into_bytes());
+        }
+        bad
+    }
 
     fn rows() -> impl Strategy<Value = Vec<(usize, i16)>> {
         prop::collection::vec((0..5usize, -999..=999i16), 0..200)
@@ -425,7 +532,7 @@ mod tests {
         #[test]
         fn stream_errors_agree_with_the_file_path(
             rows in rows(),
-            bad in 0..BAD_LINES.len(),
+            bad in 0..bad_lines().len(),
             at in any::<prop::sample::Index>(),
             sizes in prop::collection::vec(1..40usize, 1..5),
             block in 1..64usize,
@@ -436,7 +543,7 @@ mod tests {
                 .chain(input.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i + 1))
                 .collect();
             let start = starts[at.index(starts.len())];
-            input.splice(start..start, [BAD_LINES[bad], b"\n"].concat());
+            input.splice(start..start, [&bad_lines()[bad][..], b"\n"].concat());
             let options = Options { threads, chunk_size: block };
             let expected = aggregate(Engine::Chunked, &input, &options).unwrap_err();
             // The fast engines check names' UTF-8 themselves, so the
@@ -454,8 +561,16 @@ mod tests {
         }
     }
 
+    /// The data error `stream` gives on `input` read in pieces of `sizes`.
+    fn stream_error(input: &[u8], sizes: Vec<usize>, fail: bool, options: &Options) -> DataError {
+        match stream(input, sizes, fail, options) {
+            Err(Error::Data(e)) => e,
+            other => panic!("expected a data error, got {other:?}"),
+        }
+    }
+
     #[test]
-    fn a_line_longer_than_a_block_is_held_whole() {
+    fn a_line_longer_than_a_block_is_judged_as_on_the_file_path() {
         let long = "n".repeat(300);
         let input = format!("a;1.0\n{long};2.0\n{long}{long};3.0\n");
         let options = Options {
@@ -464,10 +579,123 @@ mod tests {
         };
         let expected = aggregate(Engine::Chunked, input.as_bytes(), &options).unwrap_err();
         assert_eq!(expected.line, 2);
-        match stream(input.as_bytes(), vec![7], false, &options) {
-            Err(Error::Data(got)) => assert_eq!(got, expected),
-            other => panic!("expected {expected:?}, got {other:?}"),
+        assert_eq!(
+            stream_error(input.as_bytes(), vec![7], false, &options),
+            expected
+        );
+    }
+
+    #[test]
+    fn an_overlong_line_is_judged_across_many_blocks() {
+        let options = Options {
+            threads: 2,
+            chunk_size: 64,
+        };
+        let x = |n| "x".repeat(n);
+        let head = "a;1.0\nb;2.0\n";
+        let quoted = |s: String| s.as_bytes()[..41].to_vec();
+        for (line, kind) in [
+            // No `;`: read to the end of the line, `\n` or end of input.
+            (
+                x(5000),
+                ErrorKind::MissingSemicolon {
+                    line: quoted(x(41)),
+                },
+            ),
+            // A `;` far on: a name too long, however long.
+            (
+                format!("{};1.0", x(5000)),
+                ErrorKind::NameTooLong { len: 5000 },
+            ),
+            // A `;` in the head: decided there.
+            (
+                format!("{};{}", x(100), x(5000)),
+                ErrorKind::InvalidValue {
+                    value: quoted(x(41)),
+                },
+            ),
+            (format!(";{}", x(5000)), ErrorKind::EmptyName),
+        ] {
+            let expected = DataError {
+                line: 3,
+                offset: head.len() as u64,
+                kind,
+            };
+            for (tail, sizes) in [
+                ("\n", vec![1, 64, 7]),
+                ("\nc;3.0\n", vec![4096]),
+                // A fault after it does not count.
+                ("\n;;\n", vec![13]),
+                // The last line, without `\n`.
+                ("", vec![100]),
+            ] {
+                let input = format!("{head}{line}{tail}");
+                let got = stream_error(input.as_bytes(), sizes, false, &options);
+                assert_eq!(got, expected, "{tail:?}");
+                let file = aggregate(Engine::Chunked, input.as_bytes(), &options);
+                assert_eq!(file.unwrap_err(), expected);
+            }
         }
+    }
+
+    #[test]
+    fn a_fault_before_an_overlong_line_wins() {
+        let options = Options {
+            threads: 3,
+            chunk_size: 32,
+        };
+        let input = format!("a;1.0\n{}b;x\n{}\n", "c;2.0\n".repeat(20), "y".repeat(1000));
+        let got = stream_error(input.as_bytes(), vec![5, 64], false, &options);
+        assert_eq!(
+            (got.line, got.kind),
+            (
+                22,
+                ErrorKind::InvalidValue {
+                    value: b"x".to_vec()
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn a_read_error_inside_an_overlong_line_is_reported_unless_its_head_decided() {
+        // Blocks of 64 bytes meet the error while reading on through the
+        // line, blocks of 1K while filling the block that holds all of it.
+        for chunk_size in [64, 1024] {
+            let options = Options {
+                threads: 2,
+                chunk_size,
+            };
+            // No `;` yet: it might still become a name too long.
+            match stream(&[b'x'; 500], vec![64], true, &options) {
+                Err(Error::Io(e)) => assert_eq!(e.to_string(), "the pipe broke"),
+                other => panic!("expected a read error, got {other:?}"),
+            }
+            // `a;` and 140 more bytes decide it, whatever comes next.
+            let input = [&b"a;"[..], &[b'7'; 500]].concat();
+            let got = stream_error(&input, vec![64], true, &options);
+            assert_eq!((got.line, got.offset), (1, 0));
+        }
+    }
+
+    #[test]
+    fn reading_stops_once_an_overlong_line_is_decided() {
+        let options = Options {
+            threads: 2,
+            chunk_size: 1024,
+        };
+        // `a;1.0`, then `b;` and 64 MiB of `7`.
+        let len = 64 << 20;
+        let mut input = io::Cursor::new(b"a;1.0\nb;".to_vec())
+            .chain(io::repeat(b'7'))
+            .take(len);
+        match run::<chunked::Table>(&mut input, &options) {
+            Err(Error::Data(e)) => assert_eq!((e.line, e.offset), (2, 6)),
+            other => panic!("expected a data error, got {other:?}"),
+        }
+        // A block or so, not the stream.
+        let read = len - input.limit();
+        assert!(read <= 4 << 10, "read {read} bytes");
     }
 
     #[test]

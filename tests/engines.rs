@@ -254,6 +254,25 @@ fn fault() -> impl Strategy<Value = (Vec<u8>, ErrorKind)> {
             let line = [&name[..], b";", text.as_bytes()].concat();
             (line, ErrorKind::InvalidUtf8 { name })
         }),
+        // Lines longer than engines read of a line (`parse::HEAD_LEN`): no
+        // `;` at all, and a value far too long.
+        prop::collection::vec(name(), 2..=6).prop_map(|parts| {
+            let line = parts.concat().into_bytes();
+            let quoted = brc::error::quoted(&line);
+            (line, ErrorKind::MissingSemicolon { line: quoted })
+        }),
+        (name(), value(), prop::collection::vec(name(), 1..=4)).prop_map(
+            |(name, (text, _), more)| {
+                // Anything after a valid value makes it invalid.
+                let value = format!("{text}{}", more.concat());
+                (
+                    format!("{name};{value}").into_bytes(),
+                    ErrorKind::InvalidValue {
+                        value: brc::error::quoted(value.as_bytes()),
+                    },
+                )
+            }
+        ),
         (prop::collection::vec(name(), 2..=4), value()).prop_map(|(parts, (text, _))| {
             let name = parts.concat();
             let name = if name.len() > MAX_NAME_LEN {

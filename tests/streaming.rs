@@ -171,6 +171,53 @@ fn errors_in_piped_input_give_the_line_and_name_stdin() {
     }
 }
 
+/// A line longer than the blocks it is read in, and than any valid line:
+/// the reader judges it without holding it, and says what the file path
+/// says (tests/cli/errors.rs has the same lines in files).
+#[test]
+fn an_overlong_line_in_piped_input_is_reported_as_in_a_file() {
+    let long = "x".repeat(100_000);
+    let quoted = format!("`{}…`", "x".repeat(40));
+    for (input, message) in [
+        (
+            format!("a;1.0\n{long}\nb;2.0\n"),
+            format!("expected `;` between name and value, found none in {quoted}"),
+        ),
+        // The last line, without its newline.
+        (
+            format!("a;1.0\n{long}"),
+            format!("expected `;` between name and value, found none in {quoted}"),
+        ),
+        (
+            format!("a;1.0\n{long};1.0\n"),
+            "expected a station name of at most 100 bytes, found one of 100000 bytes".into(),
+        ),
+        (
+            format!("a;1.0\nb;{long}\n"),
+            format!("expected a value like `-12.3` (-?d{{1,2}}.d), found {quoted}"),
+        ),
+        (
+            format!("a;1.0\n;{long}\n"),
+            "expected a station name before `;`, found an empty name".into(),
+        ),
+    ] {
+        let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gzipped.write_all(input.as_bytes()).unwrap();
+        let gzipped = gzipped.finish().unwrap();
+        for engine in Engine::ALL {
+            for stdin in [input.as_bytes(), &gzipped] {
+                brc()
+                    .args(["--engine", engine.name(), "--chunk-size", "1K", "-"])
+                    .write_stdin(stdin)
+                    .assert()
+                    .code(1)
+                    .stdout("")
+                    .stderr(format!("brc: <stdin>: line 2: {message}\n"));
+            }
+        }
+    }
+}
+
 #[test]
 fn a_corrupt_compressed_stream_is_a_read_error() {
     let compressed = std::fs::read(data("compressed/10000-unique-keys.txt.gz")).unwrap();

@@ -8,7 +8,7 @@
 
 use crate::engine::Partial;
 use crate::error::Fault;
-use crate::parse;
+use crate::parse::{self, MAX_LINE_LEN};
 use crate::scan::{self, Kernels, PAD, STREAMS};
 use crate::stats::Stats;
 use crate::table::Table;
@@ -55,8 +55,7 @@ impl<const PORTABLE: bool> Fast<PORTABLE> {
     /// next line starts.
     #[cold]
     fn strict_line(&mut self, chunk: &[u8], p: usize, offset: usize) -> Result<usize, Fault> {
-        let end = parse::line_end(chunk, p);
-        let line = chunk[p..end].strip_suffix(b"\n").unwrap_or(&chunk[p..end]);
+        let (line, end) = parse::line_at(chunk, p);
         let fault = |kind| Fault {
             offset: offset + p,
             kind,
@@ -82,13 +81,25 @@ impl<const PORTABLE: bool> Partial for Fast<PORTABLE> {
             // Cut into STREAMS stretches at line starts, parsed side by
             // side, then each finished in turn: in input order, so the
             // first fault found is the chunk's first.
+            // A cut is looked for only as far as a valid line reaches: a
+            // chunk can be one malformed line of any length (see `Chunks`),
+            // which must not be read through. Then there is one stream.
             let mut ends = [limit; STREAMS];
+            let mut cut = true;
             for (k, end) in ends.iter_mut().enumerate().take(STREAMS - 1) {
-                *end = parse::line_end(chunk, limit / STREAMS * (k + 1)).min(limit);
+                let at = limit / STREAMS * (k + 1);
+                let near = &chunk[at..limit.min(at + MAX_LINE_LEN + 1)];
+                match memchr::memchr(b'\n', near) {
+                    Some(i) => *end = at + i + 1,
+                    None => cut = false,
+                }
+            }
+            if !cut {
+                ends = [limit; STREAMS];
             }
             let mut starts = [0; STREAMS];
             starts[1..].copy_from_slice(&ends[..STREAMS - 1]);
-            if limit <= PIECE {
+            if cut && limit <= PIECE {
                 let mut adder = self.table.adder(limit + PAD);
                 scan::scan_lockstep(Self::KERNELS, &mut adder, chunk, &mut starts, &ends, offset);
             }

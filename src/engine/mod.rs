@@ -22,10 +22,10 @@ pub mod fast;
 pub mod naive;
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::chunk::Chunks;
 use crate::error::{quoted, DataError, Error, ErrorKind, Fault};
+use crate::parse::LineHead;
 use crate::stats::Stats;
 use crate::timings::{self, WorkerClock};
 
@@ -207,6 +207,11 @@ pub trait Partial: Default + Send {
     /// Aggregates `chunk`, which starts at a line start at byte `offset` of
     /// the input and ends after a `\n` or at the end of the input. Stops at
     /// the first malformed line and reports it.
+    ///
+    /// No more than [`HEAD_LEN`](crate::parse::HEAD_LEN) bytes of a line
+    /// are read ([`parse::line_at`](crate::parse::line_at)), so a line
+    /// longer than that with no `;` in them is reported as having none:
+    /// [`judge_whole`] finishes that verdict.
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault>;
 
     /// Whether `feed` itself reports a name that is not UTF-8 as a fault
@@ -226,31 +231,28 @@ pub trait Partial: Default + Send {
 /// Runs a parallel engine: threads claim chunks in input order from an
 /// atomic cursor, each feeds its own [`Partial`], then the partials merge.
 pub fn run_parallel<P: Partial>(input: &[u8], options: &Options) -> Result<Summary, Fault> {
-    run_parallel_with::<P>(input, options, &|_| {})
+    run_parallel_with::<P>(input, options, &|_| {}, &|_| {})
 }
 
 /// [`run_parallel`], calling `done` with each chunk's byte range once it has
-/// been fed: the mapped-file path returns the chunk's pages to the kernel
-/// there, so a file's pages do not pile up in memory, and counts progress.
+/// been fed, and `release` with each range read but not fed (a long
+/// malformed line, see [`judge_whole`]): the mapped-file path returns the
+/// pages of both to the kernel, so a file's pages do not pile up in memory,
+/// and counts progress in `done`.
 pub fn run_parallel_with<P: Partial>(
     input: &[u8],
     options: &Options,
     done: &(dyn Fn(Range<usize>) + Sync),
+    release: &dyn Fn(Range<usize>),
 ) -> Result<Summary, Fault> {
     let chunks = Chunks::new(input, options.chunk_size);
-    // Offset of the first fault found so far: chunks starting after it
-    // cannot hold an earlier fault, so they are skipped.
-    let fault_bound = AtomicUsize::new(usize::MAX);
     let work = || {
         let mut partial = P::default();
         let mut fault = None;
         let mut clock = WorkerClock::start();
         while let Some((offset, chunk)) = chunks.claim() {
-            if offset > fault_bound.load(Ordering::Relaxed) {
-                break;
-            }
             if let Err(f) = partial.feed(chunk, offset) {
-                fault_bound.fetch_min(f.offset, Ordering::Relaxed);
+                chunks.fault_at(f.offset);
                 fault = Fault::first(fault, Some(f));
                 break;
             }
@@ -288,4 +290,86 @@ pub fn run_parallel_with<P: Partial>(
     timings::phase("check names + sort", || {
         Summary::from_entries(merged, fault)
     })
+    .map_err(|fault| judge_whole(fault, input, 0, release))
+}
+
+/// Finishes the verdict on a fault's line where [`Partial::feed`] judged it
+/// by its head: a line whose head holds no `;` is malformed either way, but
+/// a `;` further on makes it a name too long rather than a line without
+/// `;`. `input` is the input from byte `base` on; it is read from the
+/// fault's line on, a window at a time and only until the verdict is known,
+/// calling `release` with each window once read.
+pub fn judge_whole(
+    fault: Fault,
+    input: &[u8],
+    base: usize,
+    release: &dyn Fn(Range<usize>),
+) -> Fault {
+    if !matches!(fault.kind, ErrorKind::MissingSemicolon { .. }) {
+        return fault;
+    }
+    const WINDOW: usize = 4 << 20;
+    let mut line = LineHead::default();
+    let mut pos = fault.offset - base;
+    loop {
+        let end = input.len().min(pos + WINDOW);
+        let ended = line.extend(&input[pos..end]).is_some();
+        release(base + pos..base + end);
+        if ended || line.decided() || end == input.len() {
+            break;
+        }
+        pos = end;
+    }
+    match line.parse() {
+        Err(kind) => Fault { kind, ..fault },
+        Ok(_) => unreachable!("an engine found a valid line malformed: {fault:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    #[test]
+    fn a_long_faulty_line_is_judged_whole_a_window_at_a_time() {
+        let len = 9 << 20;
+        let input = [&b"a;1.0\n"[..], &vec![b'x'; len], b";1.0\nb;2.0\n"].concat();
+        // What an engine says, from the line's head.
+        let fault = || Fault {
+            offset: 6,
+            kind: ErrorKind::MissingSemicolon {
+                line: quoted(&input[6..]),
+            },
+        };
+        let whole = Fault {
+            offset: 6,
+            kind: ErrorKind::NameTooLong { len },
+        };
+        let released = RefCell::new(Vec::new());
+        let judged = judge_whole(fault(), &input, 0, &|r| released.borrow_mut().push(r));
+        assert_eq!(judged, whole);
+        let w = 4 << 20;
+        let windows = [6..6 + w, 6 + w..6 + 2 * w, 6 + 2 * w..input.len()];
+        assert_eq!(released.into_inner(), windows);
+        // From a block further on in the input, as on the stream path.
+        assert_eq!(judge_whole(fault(), &input[6..], 6, &|_| {}), whole);
+        // Every other fault was judged whole already.
+        let other = Fault {
+            offset: 0,
+            kind: ErrorKind::EmptyName,
+        };
+        let judged = judge_whole(other.clone(), &input, 0, &|_| panic!("read"));
+        assert_eq!(judged, other);
+        // And every engine says so.
+        let options = Options {
+            threads: 2,
+            chunk_size: 1 << 20,
+        };
+        for engine in Engine::ALL {
+            let got = aggregate(engine, &input, &options).unwrap_err();
+            assert_eq!(got, whole.clone().after_newlines(1), "{engine:?}");
+        }
+    }
 }

@@ -150,6 +150,54 @@ fn the_first_of_two_faults_is_reported() {
     );
 }
 
+/// Lines far longer than any valid line (100 KB, longer than every chunk
+/// but the 4M one) get the verdict the strict parser gives the whole line.
+#[test]
+fn overlong_lines() {
+    let long = "x".repeat(100_000);
+    let no_semicolon = format!(
+        "expected `;` between name and value, found none in `{}…`",
+        "x".repeat(40)
+    );
+    assert_bad_line(
+        format!("{BEFORE}{long}\n{AFTER}").as_bytes(),
+        3,
+        &no_semicolon,
+    );
+    // Also as the last line, without its newline.
+    assert_bad_line(format!("{BEFORE}{long}").as_bytes(), 3, &no_semicolon);
+    // A `;` however far on makes the name too long.
+    assert_bad_line(
+        format!("{BEFORE}{long};1.0\n{AFTER}").as_bytes(),
+        3,
+        "expected a station name of at most 100 bytes, found one of 100000 bytes",
+    );
+    assert_bad_line(
+        format!("{BEFORE}Hamburg;{long}\n{AFTER}").as_bytes(),
+        3,
+        &format!(
+            "expected a value like `-12.3` (-?d{{1,2}}.d), found `{}…`",
+            "x".repeat(40)
+        ),
+    );
+    assert_bad_line(
+        format!("{BEFORE};{long}\n{AFTER}").as_bytes(),
+        3,
+        "expected a station name before `;`, found an empty name",
+    );
+    // A fault before it wins; one after it does not count.
+    assert_bad_line(
+        format!("{BEFORE}Hamburg;x\n{long}\n{AFTER}").as_bytes(),
+        3,
+        "expected a value like `-12.3` (-?d{1,2}.d), found `x`",
+    );
+    assert_bad_line(
+        format!("{BEFORE}{long}\n;1.0\n{AFTER}").as_bytes(),
+        3,
+        &no_semicolon,
+    );
+}
+
 /// IO errors are `brc: <file>: <os error>`.
 fn assert_io_error(path: &Path, os_error: &str) {
     assert_fails(path, os_error, &[("1", "4M"), ("2", "16")]);
