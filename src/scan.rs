@@ -348,7 +348,7 @@ unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize, base: usize) 
         } else {
             win.len + 1 + used
         };
-        if !adder.add_short(win.a, win.b, value, base + p) {
+        if !adder.add_short(win.a, win.b, value, || base + p) {
             return None;
         }
         Some(p + next)

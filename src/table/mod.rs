@@ -137,14 +137,24 @@ pub struct Adder<'t> {
     /// `table.short.slots`' buffer, refreshed whenever an insert may have
     /// moved it.
     slots: *mut short::Slot,
+    /// The table's shape in bytes, so that probing needs no scaling: a
+    /// hash shifted right by `shift` is the home slot's byte offset with 5
+    /// more bits (slots are 32 bytes), and `mask` keeps a byte offset in
+    /// the array and at a slot's start.
     shift: u32,
-    /// `slots`' length minus one.
     mask: usize,
 }
 
 impl Adder<'_> {
     fn shape(short: &mut short::Short) -> (*mut short::Slot, u32, usize) {
-        (short.slots.as_mut_ptr(), short.shift, short.slots.len() - 1)
+        const SLOT: usize = std::mem::size_of::<short::Slot>();
+        const { assert!(SLOT == 32) };
+        let bytes = short.slots.len() * SLOT;
+        (
+            short.slots.as_mut_ptr(),
+            short.shift - 5,
+            (bytes - 1) & !(SLOT - 1),
+        )
     }
 
     /// Adds a row of a name of at most [`SHORT`] bytes given as its key
@@ -152,15 +162,22 @@ impl Adder<'_> {
     /// adding nothing, for a name that is empty, holds a `\n` or is not
     /// UTF-8.
     #[inline(always)]
-    pub fn add_short(&mut self, a: u64, b: u64, value: i16, offset: usize) -> bool {
-        let mut i = short::home(a, b, self.shift);
+    pub fn add_short(
+        &mut self,
+        a: u64,
+        b: u64,
+        value: i16,
+        offset: impl FnOnce() -> usize,
+    ) -> bool {
+        let mut at = (short::hash(a, b) >> self.shift) as usize & self.mask;
         loop {
-            // SAFETY: `slots` is the short table's buffer of `mask + 1`
-            // slots: `shape` is taken when the adder is made and again after
-            // every insert (the only thing that moves or grows it), and
-            // `home` and `& mask` keep `i` below `mask + 1`. The adder holds
-            // the table's only borrow, so nothing else touches the slots.
-            let s = unsafe { &mut *self.slots.add(i) };
+            // `slots` is the short table's buffer of `mask + 1` slots:
+            // `shape` is taken when the adder is made and again after every
+            // insert (the only thing that moves or grows it). The adder
+            // holds the table's only borrow, so nothing else touches it.
+            // SAFETY: as above; `& mask` keeps `at` a multiple of the slot
+            // size below the array's size in bytes.
+            let s = unsafe { &mut *self.slots.byte_add(at) };
             if s.a == a && s.b == b {
                 s.sum += i64::from(value);
                 s.count += 1;
@@ -176,13 +193,17 @@ impl Adder<'_> {
                 return true;
             }
             if s.a | s.b == 0 {
-                let short = &mut self.table.short;
-                let added = short.insert(i, a, b, Stats::new(value), offset);
-                (self.slots, self.shift, self.mask) = Adder::shape(short);
-                return added;
+                break;
             }
-            i = (i + 1) & self.mask;
+            at = (at + std::mem::size_of::<short::Slot>()) & self.mask;
         }
+        // The offset is asked for only here: passed as a number, it was
+        // computed before probing, on every row.
+        let short = &mut self.table.short;
+        let i = at / std::mem::size_of::<short::Slot>();
+        let added = short.insert(i, a, b, Stats::new(value), offset());
+        (self.slots, self.shift, self.mask) = Adder::shape(short);
+        added
     }
 
     /// Adds a row of a name longer than [`SHORT`] bytes; `a` and `b` are its
@@ -199,7 +220,7 @@ impl Adder<'_> {
     pub fn add(&mut self, name: &[u8], value: i16, offset: usize) -> bool {
         if name.len() <= SHORT {
             let (a, b) = short::key(name);
-            self.add_short(a, b, value, offset)
+            self.add_short(a, b, value, || offset)
         } else {
             let (a, b) = long::key_words(name);
             self.add_long(a, b, name, value, offset)

@@ -58,11 +58,17 @@ fn name(a: u64, b: u64) -> Vec<u8> {
     bytes[..end].to_vec()
 }
 
-/// Home slot of a key, as the top `64 - shift` bits of one multiply
-/// (every key bit reaches the top bits of the product).
+/// A key's hash: one multiply, whose top bits (the ones a table indexes
+/// by) every key bit reaches.
 #[inline(always)]
-pub(super) fn home(a: u64, b: u64, shift: u32) -> usize {
-    ((a ^ b.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> shift) as usize
+pub(super) fn hash(a: u64, b: u64) -> u64 {
+    (a ^ b.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// Home slot of a key: the top `64 - shift` bits of its hash.
+#[inline(always)]
+fn home(a: u64, b: u64, shift: u32) -> usize {
+    (hash(a, b) >> shift) as usize
 }
 
 /// Whether `len` names over-fill `n` slots. Small tables stay at most a
