@@ -17,6 +17,21 @@ use crate::table::Table;
 /// (see [`Table::adder`]), far above any chunk size in practice.
 const PIECE: usize = 1 << 30;
 
+/// Where to cut the lines that start in `chunk[..limit]` into [`STREAMS`]
+/// stretches: after the first `\n` at or after each even split point.
+/// `None` if a split point has no `\n` within a valid line's length: a
+/// chunk can be one malformed line of any length (see [`crate::chunk`]),
+/// which must not be read through; then it is read as one stretch.
+fn cuts(chunk: &[u8], limit: usize) -> Option<[usize; STREAMS - 1]> {
+    let mut cuts = [0; STREAMS - 1];
+    for (k, cut) in cuts.iter_mut().enumerate() {
+        let at = limit / STREAMS * (k + 1);
+        let near = &chunk[at..limit.min(at + MAX_LINE_LEN + 1)];
+        *cut = at + memchr::memchr(b'\n', near)? + 1;
+    }
+    Some(cuts)
+}
+
 /// One thread's stations; `PORTABLE` forces the SWAR kernel.
 #[derive(Clone, Default)]
 pub struct Fast<const PORTABLE: bool> {
@@ -78,30 +93,25 @@ impl<const PORTABLE: bool> Partial for Fast<PORTABLE> {
         let mut p = 0;
         // The body: every line starting at least PAD bytes before the end.
         if let Some(limit) = chunk.len().checked_sub(PAD) {
-            // Cut into STREAMS stretches at line starts, parsed side by
-            // side, then each finished in turn: in input order, so the
-            // first fault found is the chunk's first.
-            // A cut is looked for only as far as a valid line reaches: a
-            // chunk can be one malformed line of any length (see `Chunks`),
-            // which must not be read through. Then there is one stream.
+            // Parsed side by side, then each stretch finished in turn: in
+            // input order, so the first fault found is the chunk's first.
             let mut ends = [limit; STREAMS];
-            let mut cut = true;
-            for (k, end) in ends.iter_mut().enumerate().take(STREAMS - 1) {
-                let at = limit / STREAMS * (k + 1);
-                let near = &chunk[at..limit.min(at + MAX_LINE_LEN + 1)];
-                match memchr::memchr(b'\n', near) {
-                    Some(i) => *end = at + i + 1,
-                    None => cut = false,
+            let mut starts = [limit; STREAMS];
+            starts[0] = 0;
+            if let Some(cuts) = cuts(chunk, limit) {
+                ends[..STREAMS - 1].copy_from_slice(&cuts);
+                starts[1..].copy_from_slice(&cuts);
+                if limit <= PIECE {
+                    let mut adder = self.table.adder(limit + PAD);
+                    scan::scan_lockstep(
+                        Self::KERNELS,
+                        &mut adder,
+                        chunk,
+                        &mut starts,
+                        &ends,
+                        offset,
+                    );
                 }
-            }
-            if !cut {
-                ends = [limit; STREAMS];
-            }
-            let mut starts = [0; STREAMS];
-            starts[1..].copy_from_slice(&ends[..STREAMS - 1]);
-            if cut && limit <= PIECE {
-                let mut adder = self.table.adder(limit + PAD);
-                scan::scan_lockstep(Self::KERNELS, &mut adder, chunk, &mut starts, &ends, offset);
             }
             for (&start, &end) in starts.iter().zip(&ends) {
                 p = self.finish(chunk, start.max(p), end, offset)?;
