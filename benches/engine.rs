@@ -91,6 +91,45 @@ fn separator_search(c: &mut Criterion) {
     g.finish();
 }
 
+/// Walking lines only, one stream or several side by side: each line's
+/// start depends on the end of the line before it (a `memchr` for `\n`),
+/// so one stream is a chain the CPU cannot shorten, while independent
+/// streams overlap. Why the scanner reads each chunk as three streams
+/// (docs/PERFORMANCE.md, step 10).
+fn next_line_chain(c: &mut Criterion) {
+    /// Counts the lines of `input` walked as `N` streams in lockstep.
+    fn walk<const N: usize>(input: &[u8]) -> usize {
+        let next = |p: usize| memchr::memchr(b'\n', &input[p..]).map_or(input.len(), |i| p + i + 1);
+        let mut ends = [input.len(); N];
+        for (k, end) in ends.iter_mut().enumerate().take(N - 1) {
+            *end = next(input.len() / N * (k + 1));
+        }
+        let mut ps = [0; N];
+        ps[1..].copy_from_slice(&ends[..N - 1]);
+        let mut lines = 0;
+        while (0..N).all(|k| ps[k] < ends[k]) {
+            for p in &mut ps {
+                *p = next(*p);
+            }
+            lines += N;
+        }
+        for k in 0..N {
+            while ps[k] < ends[k] {
+                ps[k] = next(ps[k]);
+                lines += 1;
+            }
+        }
+        lines
+    }
+    let input = rows(Keys::Official);
+    let mut g = c.benchmark_group("next_line_chain");
+    g.throughput(Throughput::Bytes(input.len() as u64));
+    g.bench_function("1_stream", |b| b.iter(|| walk::<1>(black_box(&input))));
+    g.bench_function("2_streams", |b| b.iter(|| walk::<2>(black_box(&input))));
+    g.bench_function("3_streams", |b| b.iter(|| walk::<3>(black_box(&input))));
+    g.finish();
+}
+
 /// Hash and table update per row: the hand-written table against the
 /// foldhash + `hashbrown::HashTable` baseline, names already split off.
 fn table(c: &mut Criterion) {
@@ -182,5 +221,13 @@ fn merge(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, value_parser, separator_search, table, chunk, merge);
+criterion_group!(
+    benches,
+    value_parser,
+    separator_search,
+    next_line_chain,
+    table,
+    chunk,
+    merge
+);
 criterion_main!(benches);
