@@ -212,7 +212,7 @@ impl Long {
         }
     }
 
-    /// Fills the empty slot `i` and grows the table past half full.
+    /// Fills the empty slot `i` and grows the table past a quarter full.
     #[cold]
     #[inline(never)]
     fn insert(&mut self, i: usize, h: u64, name: &[u8], stats: Stats, first: usize) {

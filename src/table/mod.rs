@@ -53,7 +53,8 @@ pub struct Table {
 
 impl Default for Table {
     fn default() -> Table {
-        // 32 KiB of short slots: the 413 official names fit in L1.
+        // 128 KiB of short slots (4096): at most a quarter full with the
+        // 413 official names, few of which then share a probe run.
         Table {
             short: short::Short::with_slots(1 << 12),
             long: long::Long::default(),
