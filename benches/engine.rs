@@ -7,7 +7,7 @@
 use std::hash::BuildHasher;
 use std::hint::black_box;
 
-use brc::engine::{chunked, fast, Partial};
+use brc::engine::{self, chunked, fast, Partial};
 use brc::generate::{Generator, Keys};
 use brc::parse;
 use brc::scan;
@@ -179,7 +179,7 @@ fn chunk(c: &mut Criterion) {
     fn feed<P: Partial>(input: &[u8]) -> usize {
         let mut p = P::default();
         p.feed(input, 0).unwrap();
-        p.into_entries().len()
+        p.into_sorted().len()
     }
     let mut g = c.benchmark_group("chunk");
     for (name, input) in data_sets() {
@@ -197,23 +197,20 @@ fn chunk(c: &mut Criterion) {
     g.finish();
 }
 
-/// Merging one thread's table into another's: the end-of-run cost that
-/// grows with the number of distinct names, not rows.
-fn merge(c: &mut Criterion) {
-    let mut g = c.benchmark_group("merge");
+/// The end of a run: each thread's names sorted, then the two runs merged.
+/// Its cost grows with the number of distinct names, not rows.
+fn finish(c: &mut Criterion) {
+    let mut g = c.benchmark_group("finish");
     for (name, input) in data_sets() {
         let (_, half) = parse::line_at(&input, input.len() / 2);
         let mut x = fast::Fast::<false>::default();
         let mut y = fast::Fast::<false>::default();
         x.feed(&input[..half], 0).unwrap();
         y.feed(&input[half..], half).unwrap();
-        g.bench_function(BenchmarkId::new("two_tables", name), |b| {
+        g.bench_function(BenchmarkId::new("sort_and_merge", name), |b| {
             b.iter_batched(
                 || (x.clone(), y.clone()),
-                |(mut x, y)| {
-                    x.merge(y);
-                    x
-                },
+                |(x, y)| engine::merge_runs(vec![x.into_sorted(), y.into_sorted()]),
                 criterion::BatchSize::LargeInput,
             )
         });
@@ -228,6 +225,6 @@ criterion_group!(
     next_line_chain,
     table,
     chunk,
-    merge
+    finish
 );
 criterion_main!(benches);

@@ -33,7 +33,7 @@ const HI: u64 = 0x8080_8080_8080_8080;
 /// match; bits above it may be spurious (borrows), so callers only use the
 /// lowest set bit.
 #[inline(always)]
-fn matches(w: u64, byte: u8) -> u64 {
+pub(crate) fn matches(w: u64, byte: u8) -> u64 {
     let x = w ^ (LO * u64::from(byte));
     x.wrapping_sub(LO) & !x & HI
 }

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Mutex, PoisonError};
 
-use crate::engine::{self, Options, Partial, Summary};
+use crate::engine::{self, Entry, Options, Partial, Summary};
 use crate::error::{Error, ErrorKind, Fault};
 use crate::parse::{self, LineHead, MAX_LINE_LEN};
 use crate::timings::{self, WorkerClock};
@@ -61,7 +61,7 @@ pub fn run<P: Partial>(reader: impl Read, options: &Options) -> Result<Summary, 
         drop(free_tx);
         // Returning drops the sender, which lets the workers finish.
         let read = reading.run(reader, &shared.fault_bound);
-        let results: Vec<(P, Option<Located>)> = workers
+        let results: Vec<(Vec<Entry>, Option<Located>)> = workers
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect();
@@ -77,18 +77,16 @@ pub fn run<P: Partial>(reader: impl Read, options: &Options) -> Result<Summary, 
         newlines_before: 0,
         fault,
     });
-    let merged = timings::phase("merge", || {
-        let mut merged = P::default();
-        for (partial, found) in results {
-            merged.merge(partial);
-            // The first fault in the input wins, as in `Fault::first`.
-            fault = [fault.take(), found]
-                .into_iter()
-                .flatten()
-                .min_by_key(|l| l.fault.offset);
-        }
-        merged
-    });
+    let mut runs = Vec::with_capacity(results.len());
+    for (run, found) in results {
+        runs.push(run);
+        // The first fault in the input wins, as in `Fault::first`.
+        fault = [fault.take(), found]
+            .into_iter()
+            .flatten()
+            .min_by_key(|l| l.fault.offset);
+    }
+    let merged = timings::phase("merge", || engine::merge_runs(runs));
     // A malformed line was read before any read error, so it comes first.
     if let Some(found) = fault {
         let counted = shared
@@ -102,10 +100,8 @@ pub fn run<P: Partial>(reader: impl Read, options: &Options) -> Result<Summary, 
     }
     read?;
     // Every name's UTF-8 was checked with its block, so this cannot fail.
-    timings::phase("check names + sort", || {
-        Summary::from_entries(merged.into_entries(), None)
-    })
-    .map_err(|f| unreachable!("a bad name passed the block checks: {f:?}"))
+    timings::phase("check names", || Summary::from_entries(merged, None))
+        .map_err(|f| unreachable!("a bad name passed the block checks: {f:?}"))
 }
 
 /// A block of whole lines in a buffer from the pool. The buffer is
@@ -320,20 +316,20 @@ struct Located {
     newlines_before: u64,
 }
 
-/// A worker: feeds blocks into its own `P` until the reader is done, and
-/// returns every buffer to the pool.
+/// A worker: feeds blocks into its own `P` until the reader is done,
+/// returning every buffer to the pool, then gives its names sorted.
 fn work<P: Partial>(
     full: &Mutex<Receiver<Block>>,
     free: Sender<Vec<u8>>,
     shared: &Shared,
-) -> (P, Option<Located>) {
+) -> (Vec<Entry>, Option<Located>) {
     let mut partial = P::default();
     let mut found = None;
     let mut clock = WorkerClock::start();
     loop {
         let block = full.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let Ok(block) = block else {
-            return (partial, found);
+            return (clock.sort(|| partial.into_sorted()), found);
         };
         if block.offset <= shared.fault_bound.load(Ordering::Relaxed) {
             let bytes = &block.buf[..block.len];

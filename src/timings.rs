@@ -21,6 +21,8 @@ static RECORD: Mutex<Record> = Mutex::new(Record {
 pub struct Worker {
     /// Time from the thread's first claim to its last chunk done.
     pub busy: Duration,
+    /// Time it then took to sort its names.
+    pub sort: Duration,
     /// Bytes it aggregated.
     pub bytes: u64,
     /// Chunks (or blocks) it aggregated.
@@ -47,8 +49,8 @@ impl Record {
 
     /// The report `brc --timings` prints for a run over `bytes` bytes and
     /// `rows` rows with `threads` threads: the phases `open`, `aggregate`
-    /// (with each worker's busy time and share, `merge` and
-    /// `check names + sort` inside it) and `print`, then the throughput.
+    /// (with each worker's busy time, share and sort, `merge` and
+    /// `check names` inside it) and `print`, then the throughput.
     /// Per-core figures divide the wall time of the whole run by the rows
     /// and multiply by the threads, as the 1BRC write-ups count them.
     pub fn report(&self, bytes: u64, rows: u64, threads: usize) -> String {
@@ -64,12 +66,15 @@ impl Record {
         for (i, w) in self.workers.iter().enumerate() {
             let gbs = w.bytes as f64 / w.busy.as_secs_f64().max(1e-9) / 1e9;
             let share = 100.0 * w.bytes as f64 / bytes.max(1) as f64;
-            let note = format!("{share:5.1}% of bytes, {} chunks, {gbs:.2} GB/s", w.chunks);
+            let note = format!(
+                "{share:5.1}% of bytes, {} chunks, {gbs:.2} GB/s, then {:.1} ms sorting",
+                w.chunks,
+                ms(w.sort)
+            );
             line(&format!("  thread {i} busy"), w.busy, note);
         }
         line("  merge", self.phase("merge"), String::new());
-        let check = self.phase("check names + sort");
-        line("  check names + sort", check, String::new());
+        line("  check names", self.phase("check names"), String::new());
         line("print", self.phase("print"), String::new());
         let total = self.phase("open") + self.phase("aggregate") + self.phase("print");
         let secs = total.as_secs_f64().max(1e-9);
@@ -122,6 +127,9 @@ pub fn take() -> Record {
 /// [`Worker`] when dropped, if recording is on.
 pub struct WorkerClock {
     start: Option<Instant>,
+    /// Set when the thread's chunks are done and it starts sorting.
+    busy: Option<Duration>,
+    sort: Duration,
     bytes: u64,
     chunks: u64,
 }
@@ -131,9 +139,24 @@ impl WorkerClock {
     pub fn start() -> WorkerClock {
         WorkerClock {
             start: enabled().then(Instant::now),
+            busy: None,
+            sort: Duration::ZERO,
             bytes: 0,
             chunks: 0,
         }
+    }
+
+    /// Runs `f`, the thread's sort of its names once its chunks are done,
+    /// and times it apart from them.
+    pub fn sort<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        let Some(start) = self.start else {
+            return f();
+        };
+        self.busy = Some(start.elapsed());
+        let sorting = Instant::now();
+        let out = f();
+        self.sort = sorting.elapsed();
+        out
     }
 
     /// Counts one chunk of `bytes` bytes done.
@@ -147,7 +170,8 @@ impl Drop for WorkerClock {
     fn drop(&mut self) {
         if let Some(start) = self.start {
             record().workers.push(Worker {
-                busy: start.elapsed(),
+                busy: self.busy.unwrap_or_else(|| start.elapsed()),
+                sort: self.sort,
                 bytes: self.bytes,
                 chunks: self.chunks,
             });
@@ -170,6 +194,7 @@ mod tests {
         let mut clock = WorkerClock::start();
         clock.chunk(10);
         clock.chunk(5);
+        assert_eq!(clock.sort(|| 9), 9);
         drop(clock);
         let r = take();
         assert_eq!(r.phases.iter().map(|p| p.0).collect::<Vec<_>>(), ["on"]);
@@ -180,11 +205,13 @@ mod tests {
             "aggregate",
             "thread 0 busy",
             "merge",
+            "check names",
             "print",
             "total",
         ] {
             assert!(report.contains(phase), "{phase} missing from\n{report}");
         }
         assert!(report.contains("100.0% of bytes, 2 chunks"), "{report}");
+        assert!(report.contains("ms sorting"), "{report}");
     }
 }

@@ -310,10 +310,7 @@ fn merge_keeps_the_earliest_sighting<P: Partial>() {
         let (mut a, mut b) = (P::default(), P::default());
         a.feed(first, first_at).unwrap();
         b.feed(second, second_at).unwrap();
-        a.merge(b);
-        let mut entries = a.into_entries();
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        entries
+        brc::engine::merge_runs(vec![a.into_sorted(), b.into_sorted()])
             .into_iter()
             .map(|(name, s, first)| (name, (s.min, s.max, s.sum, s.count), first))
             .collect::<Vec<_>>()

@@ -9,7 +9,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use crate::engine::Partial;
+use crate::engine::{self, Partial};
 use crate::error::Fault;
 use crate::parse;
 use crate::stats::Stats;
@@ -70,16 +70,13 @@ impl Partial for Table {
         Ok(())
     }
 
-    fn merge(&mut self, other: Table) {
-        for e in other.table {
-            self.add(e.hash, &e.name, e.stats, e.first);
-        }
-    }
-
-    fn into_entries(self) -> Vec<(Vec<u8>, Stats, usize)> {
-        self.table
+    fn into_sorted(self) -> Vec<engine::Entry> {
+        let mut entries: Vec<_> = self
+            .table
             .into_iter()
             .map(|e| (e.name.into_vec(), e.stats, e.first))
-            .collect()
+            .collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        entries
     }
 }

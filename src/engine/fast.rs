@@ -6,11 +6,10 @@
 //! not accept goes to the strict parser: it is either valid after all
 //! (added like any other) or the chunk's first fault.
 
-use crate::engine::Partial;
+use crate::engine::{Entry, Partial};
 use crate::error::Fault;
 use crate::parse::{self, MAX_LINE_LEN};
 use crate::scan::{self, Kernels, PAD, STREAMS};
-use crate::stats::Stats;
 use crate::table::Table;
 
 /// Bytes scanned per call of the scanner: a bound for the table's counts
@@ -138,11 +137,7 @@ impl<const PORTABLE: bool> Partial for Fast<PORTABLE> {
         Ok(())
     }
 
-    fn merge(&mut self, other: Self) {
-        self.table.merge(&other.table);
-    }
-
-    fn into_entries(self) -> Vec<(Vec<u8>, Stats, usize)> {
-        self.table.entries().collect()
+    fn into_sorted(self) -> Vec<Entry> {
+        self.table.into_sorted()
     }
 }

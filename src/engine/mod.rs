@@ -13,9 +13,11 @@
 //!   [`crate::table::Table`]; `swar` is the same with the portable kernel.
 //!
 //! Engines above `naive` share the parallel driver in this module: each
-//! thread feeds chunks into its own [`Partial`], the partials are merged,
-//! and [`Summary::from_entries`] checks each distinct name's UTF-8 once and
-//! sorts. The same [`Partial`]s run on streams in [`crate::stream`].
+//! thread feeds chunks into its own [`Partial`] and then sorts its names
+//! (the threads sort side by side), the sorted runs are merged
+//! ([`merge_runs`]), and [`Summary::from_entries`] checks each distinct
+//! name's UTF-8 once. The same [`Partial`]s run on streams in
+//! [`crate::stream`].
 
 pub mod chunked;
 pub mod fast;
@@ -97,6 +99,9 @@ impl Default for Options {
     }
 }
 
+/// A distinct raw name, its stats and the offset of a line it appeared on.
+pub type Entry = (Vec<u8>, Stats, usize);
+
 /// The result: every station with its stats, sorted by the name's bytes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
@@ -111,7 +116,7 @@ impl Summary {
     /// fault in the input, counting `fault` (the first parse fault an engine
     /// met, if any).
     pub fn from_entries(
-        entries: impl IntoIterator<Item = (Vec<u8>, Stats, usize)>,
+        entries: impl IntoIterator<Item = Entry>,
         fault: Option<Fault>,
     ) -> Result<Summary, Fault> {
         let mut fault = fault;
@@ -151,6 +156,7 @@ impl Summary {
         if let Some(fault) = fault {
             return Err(fault);
         }
+        // Linear when the entries came sorted, as the engines' do.
         stations.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(Summary { stations })
     }
@@ -218,18 +224,65 @@ pub trait Partial: Default + Send {
     /// at its line, so that a caller holding the chunk need not check it.
     const CHECKS_UTF8: bool = false;
 
-    /// Folds another thread's state into this one.
-    fn merge(&mut self, other: Self);
+    /// The distinct raw names sorted by their bytes, each with its stats
+    /// and the offset of a line it appeared on: the first such line, for
+    /// any name that [`Summary::from_entries`] would refuse (an engine may
+    /// instead refuse such names in `feed`, at their first line).
+    ///
+    /// Each thread sorts its own, so the threads sort side by side, and
+    /// [`merge_runs`] then folds the runs together in one pass: with a
+    /// million names this took a third of the time that folding each
+    /// thread's hash table into another's took (docs/PERFORMANCE.md).
+    fn into_sorted(self) -> Vec<Entry>;
+}
 
-    /// The distinct raw names, each with its stats and the offset of a
-    /// line it appeared on: the first such line, for any name that
-    /// [`Summary::from_entries`] would refuse (an engine may instead refuse
-    /// such names in `feed`, at their first line).
-    fn into_entries(self) -> Vec<(Vec<u8>, Stats, usize)>;
+/// Merges runs of entries, each sorted by name with no name twice, into
+/// one such run, folding the stats of a name found in several runs and
+/// keeping its earliest offset.
+pub fn merge_runs(mut runs: Vec<Vec<Entry>>) -> Vec<Entry> {
+    // Pairwise, so that each entry is moved about log2(runs) times.
+    while runs.len() > 1 {
+        let mut paired = Vec::with_capacity(runs.len().div_ceil(2));
+        let mut rest = runs.into_iter();
+        while let Some(x) = rest.next() {
+            paired.push(match rest.next() {
+                Some(y) => merge_two(x, y),
+                None => x,
+            });
+        }
+        runs = paired;
+    }
+    runs.pop().unwrap_or_default()
+}
+
+fn merge_two(x: Vec<Entry>, y: Vec<Entry>) -> Vec<Entry> {
+    // A table's long names are often none at all.
+    if x.is_empty() || y.is_empty() {
+        return if x.is_empty() { y } else { x };
+    }
+    let mut out = Vec::with_capacity(x.len().max(y.len()));
+    let (mut x, mut y) = (x.into_iter().peekable(), y.into_iter().peekable());
+    while let (Some(a), Some(b)) = (x.peek(), y.peek()) {
+        let next = match a.0.cmp(&b.0) {
+            std::cmp::Ordering::Less => x.next(),
+            std::cmp::Ordering::Greater => y.next(),
+            std::cmp::Ordering::Equal => {
+                let (mut a, b) = (x.next().unwrap(), y.next().unwrap());
+                a.1.merge(&b.1);
+                a.2 = a.2.min(b.2);
+                Some(a)
+            }
+        };
+        out.extend(next);
+    }
+    out.extend(x);
+    out.extend(y);
+    out
 }
 
 /// Runs a parallel engine: threads claim chunks in input order from an
-/// atomic cursor, each feeds its own [`Partial`], then the partials merge.
+/// atomic cursor, each feeds its own [`Partial`] and sorts it, then the
+/// sorted runs merge.
 pub fn run_parallel<P: Partial>(input: &[u8], options: &Options) -> Result<Summary, Fault> {
     run_parallel_with::<P>(input, options, &|_| {}, &|_| {})
 }
@@ -259,10 +312,10 @@ pub fn run_parallel_with<P: Partial>(
             clock.chunk(chunk.len());
             done(offset..offset + chunk.len());
         }
-        (partial, fault)
+        (clock.sort(|| partial.into_sorted()), fault)
     };
     let threads = options.threads.max(1);
-    let results: Vec<(P, Option<Fault>)> = if threads == 1 {
+    let results: Vec<(Vec<Entry>, Option<Fault>)> = if threads == 1 {
         vec![work()]
     } else {
         std::thread::scope(|s| {
@@ -273,24 +326,11 @@ pub fn run_parallel_with<P: Partial>(
                 .collect()
         })
     };
-    let mut fault = None;
-    let merged = timings::phase("merge", || {
-        // Into the first partial rather than an empty one: with a million
-        // names, every insert is a cache miss.
-        let mut merged: Option<P> = None;
-        for (partial, f) in results {
-            match &mut merged {
-                Some(m) => m.merge(partial),
-                None => merged = Some(partial),
-            }
-            fault = Fault::first(fault.take(), f);
-        }
-        merged.map(P::into_entries).unwrap_or_default()
-    });
-    timings::phase("check names + sort", || {
-        Summary::from_entries(merged, fault)
-    })
-    .map_err(|fault| judge_whole(fault, input, 0, release))
+    let (runs, faults): (Vec<_>, Vec<_>) = results.into_iter().unzip();
+    let fault = faults.into_iter().fold(None, Fault::first);
+    let merged = timings::phase("merge", || merge_runs(runs));
+    timings::phase("check names", || Summary::from_entries(merged, fault))
+        .map_err(|fault| judge_whole(fault, input, 0, release))
 }
 
 /// Finishes the verdict on a fault's line where [`Partial::feed`] judged it

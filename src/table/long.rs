@@ -6,6 +6,7 @@
 //! is never taken as equality. The hash folds in every byte of the name,
 //! so names sharing a long prefix do not pile up in one probe chain.
 
+use crate::engine::Entry;
 use crate::stats::Stats;
 
 /// Bytes of a name stored inline in a slot.
@@ -243,18 +244,6 @@ impl Long {
         self.resize(self.slots.len() * 2);
     }
 
-    /// Grows the table, if needed, to hold `additional` more names at most
-    /// a quarter full.
-    fn reserve(&mut self, additional: usize) {
-        let mut n = self.slots.len();
-        while (self.len + additional) * 4 > n {
-            n *= 2;
-        }
-        if n > self.slots.len() {
-            self.resize(n);
-        }
-    }
-
     /// Moves every name to a new array of `n` slots (a power of two).
     fn resize(&mut self, n: usize) {
         let old = std::mem::replace(&mut self.slots, vec![EMPTY; n]);
@@ -281,56 +270,21 @@ impl Long {
         name
     }
 
-    /// Folds stats for `name` first seen at `first` into the table.
-    pub fn merge_stats(&mut self, name: &[u8], stats: &Stats, first: usize) {
-        let (a, b) = key_words(name);
-        let h = hash(a, b, name);
-        let mut i = (h >> self.shift) as usize;
-        loop {
-            let s = &self.slots[i];
-            if s.len == 0 {
-                self.insert(i, h, name, *stats, first);
-                return;
-            }
-            if s.a == a
-                && s.b == b
-                && s.len as usize == name.len()
-                && (name.len() <= INLINE || tail_eq(&self.arena, s, name))
-            {
-                let s = &mut self.slots[i];
-                s.min = s.min.min(stats.min);
-                s.max = s.max.max(stats.max);
-                s.sum += stats.sum;
-                s.count += stats.count;
-                s.first = s.first.min(first);
-                return;
-            }
-            i = (i + 1) & self.mask;
-        }
-    }
-
-    /// Every name with its stats and first offset, in no particular order.
-    pub fn entries(&self) -> impl Iterator<Item = (Vec<u8>, Stats, usize)> + '_ {
-        self.slots.iter().filter(|s| s.len != 0).map(|s| {
-            let stats = Stats {
-                min: s.min,
-                max: s.max,
-                sum: s.sum,
-                count: s.count,
-            };
-            (self.name(s), stats, s.first)
-        })
-    }
-
-    /// Folds another table into this one.
-    pub fn merge(&mut self, other: &Long) {
-        // `other` is walked in slot order, which is hash order. Inserted
-        // into a smaller table with the same hash, names in hash order pile
-        // up in long runs (quadratic; 9.6 s to merge two tables of 10^6
-        // names): so the table first grows to hold both.
-        self.reserve(other.len());
-        for (name, stats, first) in other.entries() {
-            self.merge_stats(&name, &stats, first);
-        }
+    /// Every name with its stats and first offset, sorted by the name's
+    /// bytes.
+    pub fn into_sorted(self) -> Vec<Entry> {
+        let mut entries: Vec<Entry> = (self.slots.iter().filter(|s| s.len != 0))
+            .map(|s| {
+                let stats = Stats {
+                    min: s.min,
+                    max: s.max,
+                    sum: s.sum,
+                    count: s.count,
+                };
+                (self.name(s), stats, s.first)
+            })
+            .collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        entries
     }
 }

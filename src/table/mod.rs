@@ -21,6 +21,7 @@
 mod long;
 pub mod short;
 
+use crate::engine::{self, Entry};
 use crate::stats::Stats;
 
 pub use short::SHORT;
@@ -110,22 +111,10 @@ impl Table {
         }
     }
 
-    /// Folds another table into this one.
-    pub fn merge(&mut self, other: &Table) {
-        // Walked in slot order, which is hash order, names inserted into a
-        // smaller table with the same hash pile up in long runs (quadratic;
-        // 9.6 s to merge two tables of 10^6 names): so the table first grows
-        // to hold both.
-        self.short.reserve(other.short.len());
-        for (a, b, stats, first) in other.short.keyed() {
-            self.short.merge_stats(a, b, &stats, first);
-        }
-        self.long.merge(&other.long);
-    }
-
-    /// Every name with its stats and first offset, in no particular order.
-    pub fn entries(&self) -> impl Iterator<Item = (Vec<u8>, Stats, usize)> + '_ {
-        self.short.entries().chain(self.long.entries())
+    /// Every name with its stats and the offset of a line it was seen on,
+    /// sorted by the name's bytes.
+    pub fn into_sorted(self) -> Vec<Entry> {
+        engine::merge_runs(vec![self.short.into_sorted(), self.long.into_sorted()])
     }
 }
 
@@ -259,10 +248,12 @@ mod tests {
                 .and_modify(|(s, _)| s.add(value))
                 .or_insert((Stats::new(value), i));
         }
-        let got: HashMap<Vec<u8>, (Stats, usize)> =
-            t.entries().map(|(n, s, f)| (n, (s, f))).collect();
-        assert_eq!(got, want);
         assert_eq!(t.len(), want.len());
+        let sorted = t.into_sorted();
+        assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
+        let got: HashMap<Vec<u8>, (Stats, usize)> =
+            sorted.into_iter().map(|(n, s, f)| (n, (s, f))).collect();
+        assert_eq!(got, want);
     }
 
     #[test]
@@ -281,36 +272,39 @@ mod tests {
     }
 
     #[test]
-    fn merging_large_tables_stays_linear() {
-        // Two tables of 200,000 names each, merged into an empty one as the
-        // driver does: walked in hash order, these took minutes before the
-        // destination was sized first. Checked by content, not by time.
+    fn sorted_tables_merge_into_one_run() {
+        // Two threads' tables of 200,000 names each, short and long, every
+        // name in both: merged, each name once with both rows.
         let mut parts = [Table::default(), Table::default()];
         for i in 0..400_000usize {
-            add(&mut parts[i % 2], format!("st{}", i / 2).as_bytes(), 1, i);
+            let name = match i / 2 % 3 {
+                0 => format!("st{}", i / 2),
+                _ => format!("a long station name {}", i / 2),
+            };
+            add(&mut parts[i % 2], name.as_bytes(), 1, i);
         }
-        let mut merged = Table::default();
-        for part in &parts {
-            merged.merge(part);
-        }
+        let runs = parts.map(Table::into_sorted).to_vec();
+        let merged = engine::merge_runs(runs);
         assert_eq!(merged.len(), 200_000);
-        assert!(merged.entries().all(|(_, s, _)| s.count == 2 && s.sum == 2));
+        assert!(merged.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(merged.iter().all(|(_, s, _)| s.count == 2 && s.sum == 2));
     }
 
     #[test]
-    fn merge_sums_and_keeps_the_first_offset() {
+    fn merged_runs_sum_and_keep_the_first_offset() {
         let mut x = Table::default();
         let mut y = Table::default();
+        let mut z = Table::default();
         add(&mut x, b"a", 10, 50);
         add(&mut y, b"a", -10, 20);
         add(&mut y, b"b", 5, 30);
-        x.merge(&y);
-        let mut got: Vec<_> = x.entries().collect();
-        got.sort_by(|x, y| x.0.cmp(&y.0));
+        add(&mut z, b"a", 0, 70);
+        let runs = vec![x.into_sorted(), y.into_sorted(), z.into_sorted()];
         let mut a = Stats::new(10);
         a.add(-10);
+        a.add(0);
         assert_eq!(
-            got,
+            engine::merge_runs(runs),
             vec![(b"a".to_vec(), a, 20), (b"b".to_vec(), Stats::new(5), 30)]
         );
     }

@@ -56,7 +56,8 @@ struct Cli {
     chunk_size: usize,
 
     /// After the output, print where the time went to stderr: opening,
-    /// each thread's scanning, merging, sorting, printing, throughput.
+    /// each thread's scanning and sorting, merging, checking names,
+    /// printing, throughput.
     #[arg(long)]
     timings: bool,
 
