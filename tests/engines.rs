@@ -319,11 +319,11 @@ fn merge_keeps_the_earliest_sighting<P: Partial>() {
         (b"x".to_vec(), (10, 30, 40, 2), 0),
         (b"y".to_vec(), (20, 20, 20, 1), 6),
     ];
-    assert_eq!(run(late, 12, early, 0), expected, "later chunk merged into");
+    assert_eq!(run(late, 12, early, 0), expected, "later chunk's run first");
     assert_eq!(
         run(early, 0, late, 12),
         expected,
-        "earlier chunk merged into"
+        "earlier chunk's run first"
     );
 }
 
