@@ -144,7 +144,7 @@ fn table(c: &mut Criterion) {
                 let mut t = Table::default();
                 let mut adder = t.adder(input.len());
                 for &(n, v) in rows {
-                    adder.add(n, v, 0);
+                    adder.add(n, v);
                 }
                 t.len()
             })

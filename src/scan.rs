@@ -320,14 +320,14 @@ mod avx2 {
     }
 }
 
-/// Parses the line at `p` into the table with offset `base + p`; returns
+/// Parses the line at `p` into the table; returns
 /// where the next line starts, or `None` if the scanner does not accept
 /// the line (the caller hands it to the strict parser).
 ///
 /// # Safety
 /// `p + PAD <= buf.len()`, and the kernel's CPU features are present.
 #[inline(always)]
-unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize, base: usize) -> Option<usize> {
+unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize) -> Option<usize> {
     let ptr = buf.as_ptr();
     // Bounds of every unchecked access below: `p + PAD <= buf.len()`. The
     // window read touches `p..p + 32`, the value read
@@ -348,7 +348,7 @@ unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize, base: usize) 
         } else {
             win.len + 1 + used
         };
-        if !adder.add_short(win.a, win.b, value, || base + p) {
+        if !adder.add_short(win.a, win.b, value) {
             return None;
         }
         Some(p + next)
@@ -365,13 +365,13 @@ unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize, base: usize) 
         // SAFETY: `p + len <= p + 100 < p + PAD <= buf.len()`.
         let name = unsafe { buf.get_unchecked(p..p + len) };
         adder
-            .add_long(win.a, win.b, name, value, base + p)
+            .add_long(win.a, win.b, name, value)
             .then_some(p + len + 1 + used)
     }
 }
 
 /// Parses lines of `buf` starting at `start` while they start before
-/// `limit`, adding each to the table with its offset `base + position`.
+/// `limit`, adding each to the table.
 ///
 /// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`,
 /// the start of a line the scanner does not accept; the caller hands that
@@ -385,13 +385,12 @@ unsafe fn lines<K: Kernel>(
     buf: &[u8],
     start: usize,
     limit: usize,
-    base: usize,
 ) -> Result<usize, usize> {
     let mut p = start;
     while p < limit {
         // SAFETY: `p < limit`, so `p + PAD <= buf.len()`; CPU features
         // forwarded from the caller.
-        p = unsafe { line::<K>(adder, buf, p, base) }.ok_or(p)?;
+        p = unsafe { line::<K>(adder, buf, p) }.ok_or(p)?;
     }
     Ok(p)
 }
@@ -413,7 +412,6 @@ unsafe fn lockstep<K: Kernel>(
     buf: &[u8],
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
-    base: usize,
 ) {
     let [mut a, mut b, mut c] = *ps;
     let [ea, eb, ec] = *ends;
@@ -423,7 +421,7 @@ unsafe fn lockstep<K: Kernel>(
     let mut step = |p: &mut usize| {
         // SAFETY: `*p < end` of its stream (checked before each round), so
         // `*p + PAD <= buf.len()`; CPU features forwarded from the caller.
-        match unsafe { line::<K>(adder, buf, *p, base) } {
+        match unsafe { line::<K>(adder, buf, *p) } {
             Some(next) => {
                 *p = next;
                 true
@@ -458,10 +456,9 @@ unsafe fn lines_avx2(
     buf: &[u8],
     start: usize,
     limit: usize,
-    base: usize,
 ) -> Result<usize, usize> {
     // SAFETY: forwarded from the caller (bounds; AVX2 and BMI present).
-    unsafe { lines::<avx2::Avx2>(adder, buf, start, limit, base) }
+    unsafe { lines::<avx2::Avx2>(adder, buf, start, limit) }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -471,10 +468,9 @@ unsafe fn lockstep_avx2(
     buf: &[u8],
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
-    base: usize,
 ) {
     // SAFETY: forwarded from the caller (bounds; AVX2 and BMI present).
-    unsafe { lockstep::<avx2::Avx2>(adder, buf, ps, ends, base) }
+    unsafe { lockstep::<avx2::Avx2>(adder, buf, ps, ends) }
 }
 
 /// Whether [`Kernels::Best`] is AVX2 on this CPU (with BMI1 and BMI2,
@@ -491,7 +487,7 @@ fn avx2(kernels: Kernels) -> bool {
 }
 
 /// Parses the lines of `buf` that start in `start..limit` into `adder`'s
-/// table with offsets relative to `base`, bounds and CPU features checked.
+/// table, bounds and CPU features checked.
 /// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`,
 /// the start of a line the scanner does not accept (the caller hands it to
 /// the strict parser).
@@ -504,21 +500,20 @@ pub fn scan(
     buf: &[u8],
     start: usize,
     limit: usize,
-    base: usize,
 ) -> Result<usize, usize> {
     assert!(limit.saturating_add(PAD) <= buf.len());
     #[cfg(target_arch = "x86_64")]
     if avx2(kernels) {
         // SAFETY: bounds asserted above, AVX2 and BMI detected at run time.
-        return unsafe { lines_avx2(adder, buf, start, limit, base) };
+        return unsafe { lines_avx2(adder, buf, start, limit) };
     }
     // SAFETY: bounds asserted above; SWAR needs no CPU feature.
-    unsafe { lines::<Swar>(adder, buf, start, limit, base) }
+    unsafe { lines::<Swar>(adder, buf, start, limit) }
 }
 
 /// Parses [`STREAMS`] stretches of `buf` side by side: stream `k` from
 /// `ps[k]` while its lines start before `ends[k]`, into `adder`'s table
-/// with offsets relative to `base`, bounds and CPU features checked.
+/// bounds and CPU features checked.
 /// Returns when any stream is done or meets a line the scanner does not
 /// accept, each `ps[k]` at the first line of stream `k` not yet added; the
 /// caller finishes the streams one by one with [`scan`].
@@ -531,16 +526,15 @@ pub fn scan_lockstep(
     buf: &[u8],
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
-    base: usize,
 ) {
     assert!(ends.iter().all(|e| e.saturating_add(PAD) <= buf.len()));
     #[cfg(target_arch = "x86_64")]
     if avx2(kernels) {
         // SAFETY: bounds asserted above, AVX2 and BMI detected at run time.
-        return unsafe { lockstep_avx2(adder, buf, ps, ends, base) };
+        return unsafe { lockstep_avx2(adder, buf, ps, ends) };
     }
     // SAFETY: bounds asserted above; SWAR needs no CPU feature.
-    unsafe { lockstep::<Swar>(adder, buf, ps, ends, base) }
+    unsafe { lockstep::<Swar>(adder, buf, ps, ends) }
 }
 
 #[cfg(test)]

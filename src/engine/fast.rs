@@ -57,7 +57,7 @@ impl<const PORTABLE: bool> Fast<PORTABLE> {
         while p < end {
             let stop = end.min(p + PIECE);
             let mut adder = self.table.adder(stop - p + PAD);
-            p = match scan::scan(Self::KERNELS, &mut adder, chunk, p, stop, offset) {
+            p = match scan::scan(Self::KERNELS, &mut adder, chunk, p, stop) {
                 Ok(next) => next,
                 Err(bad) => self.strict_line(chunk, bad, offset)?,
             };
@@ -77,7 +77,7 @@ impl<const PORTABLE: bool> Fast<PORTABLE> {
         let (name, value) = parse::parse_line(line).map_err(fault)?;
         parse::check_name(name).map_err(fault)?;
         // Checked as the table checks names: `add` refuses none of these.
-        let added = self.table.add(name, value, offset + p);
+        let added = self.table.add(name, value);
         debug_assert!(added);
         Ok(end)
     }
@@ -102,14 +102,7 @@ impl<const PORTABLE: bool> Partial for Fast<PORTABLE> {
                 starts[1..].copy_from_slice(&cuts);
                 if limit <= PIECE {
                     let mut adder = self.table.adder(limit + PAD);
-                    scan::scan_lockstep(
-                        Self::KERNELS,
-                        &mut adder,
-                        chunk,
-                        &mut starts,
-                        &ends,
-                        offset,
-                    );
+                    scan::scan_lockstep(Self::KERNELS, &mut adder, chunk, &mut starts, &ends);
                 }
             }
             for (&start, &end) in starts.iter().zip(&ends) {
@@ -127,7 +120,7 @@ impl<const PORTABLE: bool> Partial for Fast<PORTABLE> {
             r += 1;
         }
         let mut adder = self.table.adder(r);
-        if let Err(bad) = scan::scan(Self::KERNELS, &mut adder, &buf, 0, r, offset + p) {
+        if let Err(bad) = scan::scan(Self::KERNELS, &mut adder, &buf, 0, r) {
             // Rare: finish the tail line by line with the strict parser.
             let mut q = p + bad;
             while q < chunk.len() {

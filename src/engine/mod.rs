@@ -99,7 +99,10 @@ impl Default for Options {
     }
 }
 
-/// A distinct raw name, its stats and the offset of a line it appeared on.
+/// A distinct raw name, its stats, and where [`Summary::from_entries`]
+/// reports the name if it refuses it: the offset of the first line the
+/// name appeared on. An engine that refuses such names in
+/// [`Partial::feed`] itself keeps no offsets and gives 0.
 pub type Entry = (Vec<u8>, Stats, usize);
 
 /// The result: every station with its stats, sorted by the name's bytes.
@@ -225,9 +228,9 @@ pub trait Partial: Default + Send {
     const CHECKS_UTF8: bool = false;
 
     /// The distinct raw names sorted by their bytes, each with its stats
-    /// and the offset of a line it appeared on: the first such line, for
-    /// any name that [`Summary::from_entries`] would refuse (an engine may
-    /// instead refuse such names in `feed`, at their first line).
+    /// and, for any name that [`Summary::from_entries`] would refuse, the
+    /// offset of the first line it appeared on ([`Entry`]; an engine that
+    /// refuses such names in `feed`, at their first line, keeps none).
     ///
     /// Each thread sorts its own, so the threads sort side by side, and
     /// [`merge_runs`] then folds the runs together in one pass: with a
@@ -371,6 +374,29 @@ mod tests {
     use std::cell::RefCell;
 
     use super::*;
+
+    #[test]
+    fn merged_runs_sum_and_keep_the_earliest_offset() {
+        let entry = |name: &[u8], value, offset| (name.to_vec(), Stats::new(value), offset);
+        let runs = vec![
+            vec![entry(b"a", 10, 50)],
+            vec![entry(b"a", -10, 20), entry(b"b", 5, 30)],
+            vec![],
+            vec![entry(b"a", 0, 70), entry(b"c", 1, 10)],
+        ];
+        let mut a = Stats::new(10);
+        a.add(-10);
+        a.add(0);
+        assert_eq!(
+            merge_runs(runs),
+            vec![
+                (b"a".to_vec(), a, 20),
+                entry(b"b", 5, 30),
+                entry(b"c", 1, 10)
+            ]
+        );
+        assert_eq!(merge_runs(Vec::new()), Vec::new());
+    }
 
     #[test]
     fn a_long_faulty_line_is_judged_whole_a_window_at_a_time() {

@@ -6,13 +6,14 @@
 //! is never taken as equality. The hash folds in every byte of the name,
 //! so names sharing a long prefix do not pile up in one probe chain.
 
+use super::NO_OFFSET;
 use crate::engine::Entry;
 use crate::stats::Stats;
 
 /// Bytes of a name stored inline in a slot.
 const INLINE: usize = 16;
 
-/// One station: its key, its stats and where it was first seen.
+/// One station: its key and its stats.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Slot {
@@ -29,8 +30,6 @@ struct Slot {
     hash: u64,
     /// Where bytes 16.. of a long name start in the arena.
     tail: usize,
-    /// Offset of the line this name was first seen on.
-    first: usize,
 }
 
 const EMPTY: Slot = Slot {
@@ -43,7 +42,6 @@ const EMPTY: Slot = Slot {
     count: 0,
     hash: 0,
     tail: 0,
-    first: 0,
 };
 
 /// The first 16 bytes of a name as two little-endian words, zero-padded.
@@ -177,14 +175,13 @@ impl Long {
     }
 
     /// Adds one row. `a`, `b` must be [`key_words`] of `name`, and `name`
-    /// 1..=`u32::MAX` bytes; `offset` is where the row's line starts.
-    /// Returns `false`, adding nothing, for a name [`super::acceptable`]
+    /// 1..=`u32::MAX` bytes. Returns `false`, adding nothing, for a name [`super::acceptable`]
     /// refuses.
     ///
     /// Not inlined: long names are the rare case, and the scanner's loop
     /// stays small without this body.
     #[inline(never)]
-    pub fn add(&mut self, a: u64, b: u64, name: &[u8], value: i16, offset: usize) -> bool {
+    pub fn add(&mut self, a: u64, b: u64, name: &[u8], value: i16) -> bool {
         debug_assert_eq!((a, b), key_words(name));
         let h = hash(a, b, name);
         let mut i = (h >> self.shift) as usize;
@@ -206,7 +203,7 @@ impl Long {
                 if !super::acceptable(name) {
                     return false;
                 }
-                self.insert(i, h, name, Stats::new(value), offset);
+                self.insert(i, h, name, Stats::new(value));
                 return true;
             }
             i = (i + 1) & self.mask;
@@ -216,7 +213,7 @@ impl Long {
     /// Fills the empty slot `i` and grows the table past a quarter full.
     #[cold]
     #[inline(never)]
-    fn insert(&mut self, i: usize, h: u64, name: &[u8], stats: Stats, first: usize) {
+    fn insert(&mut self, i: usize, h: u64, name: &[u8], stats: Stats) {
         let (a, b) = key_words(name);
         let tail = self.arena.len();
         if name.len() > INLINE {
@@ -232,7 +229,6 @@ impl Long {
             count: stats.count,
             hash: h,
             tail,
-            first,
         };
         self.len += 1;
         if self.len * 4 > self.slots.len() {
@@ -270,7 +266,7 @@ impl Long {
         name
     }
 
-    /// Every name with its stats and first offset, sorted by the name's
+    /// Every name with its stats, sorted by the name's
     /// bytes.
     pub fn into_sorted(self) -> Vec<Entry> {
         let mut entries: Vec<Entry> = (self.slots.iter().filter(|s| s.len != 0))
@@ -281,7 +277,7 @@ impl Long {
                     sum: s.sum,
                     count: s.count,
                 };
-                (self.name(s), stats, s.first)
+                (self.name(s), stats, NO_OFFSET)
             })
             .collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));

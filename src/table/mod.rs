@@ -38,6 +38,13 @@ fn acceptable(name: &[u8]) -> bool {
     !name.is_empty() && !name.contains(&b'\n') && std::str::from_utf8(name).is_ok()
 }
 
+/// The offset every entry of a [`Table`] carries. An [`Entry`]'s offset
+/// is where [`Summary::from_entries`](crate::engine::Summary::from_entries)
+/// reports a name it refuses; this table refuses such names itself
+/// ([`acceptable`]), so it keeps no offsets at all: with a million names,
+/// keeping them took 7% of the CPU time and 44 MiB (docs/PERFORMANCE.md).
+const NO_OFFSET: usize = 0;
+
 /// Bytes after which a slot's `u32` count could overflow: every row takes
 /// at least 5 bytes (`a;0.0`, the last line without its `\n`), so fewer
 /// than `5 × 2^32` bytes hold fewer than `2^32` rows.
@@ -87,11 +94,11 @@ impl Table {
         }
     }
 
-    /// Adds one row of a name of any length (up to 100 bytes, no `;`) whose
-    /// line starts at `offset`. Returns `false`, adding nothing, for a name
-    /// that is empty, holds a `\n` or is not UTF-8.
-    pub fn add(&mut self, name: &[u8], value: i16, offset: usize) -> bool {
-        self.adder(name.len() + 7).add(name, value, offset)
+    /// Adds one row of a name of any length (up to 100 bytes, no `;`).
+    /// Returns `false`, adding nothing, for a name that is empty, holds a
+    /// `\n` or is not UTF-8.
+    pub fn add(&mut self, name: &[u8], value: i16) -> bool {
+        self.adder(name.len() + 7).add(name, value)
     }
 
     /// The hot loop's handle on the table, for the rows of at most `bytes`
@@ -111,8 +118,8 @@ impl Table {
         }
     }
 
-    /// Every name with its stats and the offset of a line it was seen on,
-    /// sorted by the name's bytes.
+    /// Every name with its stats, sorted by the name's bytes (with offset
+    /// [`NO_OFFSET`]).
     pub fn into_sorted(self) -> Vec<Entry> {
         engine::merge_runs(vec![self.short.into_sorted(), self.long.into_sorted()])
     }
@@ -152,13 +159,7 @@ impl Adder<'_> {
     /// adding nothing, for a name that is empty, holds a `\n` or is not
     /// UTF-8.
     #[inline(always)]
-    pub fn add_short(
-        &mut self,
-        a: u64,
-        b: u64,
-        value: i16,
-        offset: impl FnOnce() -> usize,
-    ) -> bool {
+    pub fn add_short(&mut self, a: u64, b: u64, value: i16) -> bool {
         let mut at = (short::hash(a, b) >> self.shift) as usize & self.mask;
         loop {
             // `slots` is the short table's buffer of `mask + 1` slots:
@@ -187,11 +188,9 @@ impl Adder<'_> {
             }
             at = (at + std::mem::size_of::<short::Slot>()) & self.mask;
         }
-        // The offset is asked for only here: passed as a number, it was
-        // computed before probing, on every row.
         let short = &mut self.table.short;
         let i = at / std::mem::size_of::<short::Slot>();
-        let added = short.insert(i, a, b, Stats::new(value), offset());
+        let added = short.insert(i, a, b, Stats::new(value));
         (self.slots, self.shift, self.mask) = Adder::shape(short);
         added
     }
@@ -200,20 +199,20 @@ impl Adder<'_> {
     /// first 16 bytes (little-endian words). Returns `false`, adding
     /// nothing, for a name that holds a `\n` or is not UTF-8.
     #[inline(always)]
-    pub fn add_long(&mut self, a: u64, b: u64, name: &[u8], value: i16, offset: usize) -> bool {
-        self.table.long.add(a, b, name, value, offset)
+    pub fn add_long(&mut self, a: u64, b: u64, name: &[u8], value: i16) -> bool {
+        self.table.long.add(a, b, name, value)
     }
 
     /// Adds a row of a name of any length (up to 100 bytes, no `;`).
     /// Returns `false`, adding nothing, for a name that is empty, holds a
     /// `\n` or is not UTF-8.
-    pub fn add(&mut self, name: &[u8], value: i16, offset: usize) -> bool {
+    pub fn add(&mut self, name: &[u8], value: i16) -> bool {
         if name.len() <= SHORT {
             let (a, b) = short::key(name);
-            self.add_short(a, b, value, || offset)
+            self.add_short(a, b, value)
         } else {
             let (a, b) = long::key_words(name);
-            self.add_long(a, b, name, value, offset)
+            self.add_long(a, b, name, value)
         }
     }
 }
@@ -223,14 +222,14 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn add(t: &mut Table, name: &[u8], value: i16, offset: usize) {
-        assert!(t.add(name, value, offset));
+    fn add(t: &mut Table, name: &[u8], value: i16) {
+        assert!(t.add(name, value));
     }
 
     #[test]
     fn agrees_with_a_hashmap_across_growth_and_long_names() {
         let mut t = Table::default();
-        let mut want: HashMap<Vec<u8>, (Stats, usize)> = HashMap::new();
+        let mut want: HashMap<Vec<u8>, Stats> = HashMap::new();
         for i in 0..5000usize {
             let k = i * 7919 % 1300;
             // Short, exactly 15 and 16 bytes, NUL-padded, and long names
@@ -243,16 +242,16 @@ mod tests {
                 _ => format!("{}{k}", "long-prefix-".repeat(k % 8)).into_bytes(),
             };
             let value = (i % 1999) as i16 - 999;
-            add(&mut t, &name, value, i);
+            add(&mut t, &name, value);
             want.entry(name)
-                .and_modify(|(s, _)| s.add(value))
-                .or_insert((Stats::new(value), i));
+                .and_modify(|s| s.add(value))
+                .or_insert(Stats::new(value));
         }
         assert_eq!(t.len(), want.len());
         let sorted = t.into_sorted();
         assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
-        let got: HashMap<Vec<u8>, (Stats, usize)> =
-            sorted.into_iter().map(|(n, s, f)| (n, (s, f))).collect();
+        assert!(sorted.iter().all(|e| e.2 == NO_OFFSET));
+        let got: HashMap<Vec<u8>, Stats> = sorted.into_iter().map(|(n, s, _)| (n, s)).collect();
         assert_eq!(got, want);
     }
 
@@ -266,7 +265,7 @@ mod tests {
             b"0123456789abcdef\nlong",
             b"0123456789abcdef\xc3(",
         ] {
-            assert!(!t.add(name, 1, 0), "{name:?}");
+            assert!(!t.add(name, 1), "{name:?}");
         }
         assert!(t.is_empty());
     }
@@ -281,31 +280,12 @@ mod tests {
                 0 => format!("st{}", i / 2),
                 _ => format!("a long station name {}", i / 2),
             };
-            add(&mut parts[i % 2], name.as_bytes(), 1, i);
+            add(&mut parts[i % 2], name.as_bytes(), 1);
         }
         let runs = parts.map(Table::into_sorted).to_vec();
         let merged = engine::merge_runs(runs);
         assert_eq!(merged.len(), 200_000);
         assert!(merged.windows(2).all(|w| w[0].0 < w[1].0));
         assert!(merged.iter().all(|(_, s, _)| s.count == 2 && s.sum == 2));
-    }
-
-    #[test]
-    fn merged_runs_sum_and_keep_the_first_offset() {
-        let mut x = Table::default();
-        let mut y = Table::default();
-        let mut z = Table::default();
-        add(&mut x, b"a", 10, 50);
-        add(&mut y, b"a", -10, 20);
-        add(&mut y, b"b", 5, 30);
-        add(&mut z, b"a", 0, 70);
-        let runs = vec![x.into_sorted(), y.into_sorted(), z.into_sorted()];
-        let mut a = Stats::new(10);
-        a.add(-10);
-        a.add(0);
-        assert_eq!(
-            engine::merge_runs(runs),
-            vec![(b"a".to_vec(), a, 20), (b"b".to_vec(), Stats::new(5), 30)]
-        );
     }
 }

@@ -8,6 +8,7 @@
 //! 10K-name table in L2 (see docs/PERFORMANCE.md); the slot's count is a
 //! `u32`, spilled into a wide side array before it could overflow.
 
+use super::NO_OFFSET;
 use crate::engine::Entry;
 use crate::scan::matches;
 use crate::stats::Stats;
@@ -15,8 +16,8 @@ use crate::stats::Stats;
 /// The longest name this table holds: the name and its `;` fill 16 bytes.
 pub const SHORT: usize = 15;
 
-/// One name: its key and its stats. The offset of its first line and any
-/// spilled count live in side arrays, touched only on insert and at the end.
+/// One name: its key and its stats. A spilled count lives in a side array,
+/// touched only when spilling and at the end.
 #[derive(Clone, Copy)]
 #[repr(C, align(32))]
 pub(super) struct Slot {
@@ -100,8 +101,6 @@ pub(super) struct Short {
     pub slots: Vec<Slot>,
     /// `64 - log2(slots.len())`.
     pub shift: u32,
-    /// Offset of the line each occupied slot's name was first seen on.
-    first: Vec<usize>,
     /// Counts moved out of the slots before they could overflow; empty
     /// until the first spill, then as long as `slots`.
     spilled: Vec<u64>,
@@ -115,7 +114,6 @@ impl Short {
         Short {
             slots: vec![EMPTY; n],
             shift: 64 - n.trailing_zeros(),
-            first: vec![0; n],
             spilled: Vec::new(),
             len: 0,
         }
@@ -132,7 +130,7 @@ impl Short {
     /// them.
     #[cold]
     #[inline(never)]
-    pub fn insert(&mut self, i: usize, a: u64, b: u64, stats: Stats, first: usize) -> bool {
+    pub fn insert(&mut self, i: usize, a: u64, b: u64, stats: Stats) -> bool {
         let (bytes, len) = name(a, b);
         if !super::acceptable(&bytes[..len]) {
             return false;
@@ -146,7 +144,6 @@ impl Short {
             min: stats.min,
             max: stats.max,
         };
-        self.first[i] = first;
         self.add_count(i, stats.count);
         self.len += 1;
         if over_full(self.len, self.slots.len()) {
@@ -190,7 +187,6 @@ impl Short {
                 j = (j + 1) & (n - 1);
             }
             grown.slots[j] = *s;
-            grown.first[j] = self.first[i];
             if let Some(&wide) = self.spilled.get(i) {
                 grown.spilled[j] = wide;
             }
@@ -209,7 +205,7 @@ impl Short {
         }
     }
 
-    /// Every name with its stats and first offset, sorted by the name's
+    /// Every name with its stats, sorted by the name's
     /// bytes. Sorted by a key held inline (the name zero-padded to 16 bytes,
     /// big-endian, then its length) rather than by comparing the names
     /// themselves, which would chase a pointer per comparison.
@@ -233,12 +229,11 @@ impl Short {
             .map(|j| {
                 if let Some(ahead) = order.get(j + AHEAD) {
                     prefetch(&self.slots[at(ahead)]);
-                    prefetch(&self.first[at(ahead)]);
                 }
                 let (key, tail) = order[j];
                 let (len, i) = ((tail >> 56) as usize, at(&order[j]));
                 let name = key.to_be_bytes()[..len].to_vec();
-                (name, self.stats(i), self.first[i])
+                (name, self.stats(i), NO_OFFSET)
             })
             .collect()
     }
@@ -282,31 +277,31 @@ mod tests {
             count: u64::from(u32::MAX) + 2,
             ..Stats::new(1)
         };
-        put(&mut t, b"x", big, 7);
+        put(&mut t, b"x", big);
         // Growing carries spilled counts along.
         for i in 0..10 {
-            put(&mut t, &[i], Stats::new(0), 0);
+            put(&mut t, &[i], Stats::new(0));
         }
         let sorted = t.into_sorted();
-        let (_, s, first) = sorted.iter().find(|e| e.0 == b"x").unwrap();
+        let (_, s, _) = sorted.iter().find(|e| e.0 == b"x").unwrap();
         assert_eq!(s.count, u64::from(u32::MAX) + 2);
-        assert_eq!((s.min, s.max, s.sum, *first), (1, 1, 1, 7));
+        assert_eq!((s.min, s.max, s.sum), (1, 1, 1));
     }
 
     /// Inserts a new name at the first free slot of its probe run.
-    fn put(t: &mut Short, name: &[u8], stats: Stats, first: usize) {
+    fn put(t: &mut Short, name: &[u8], stats: Stats) {
         let (a, b) = key(name);
         let mut i = home(a, b, t.shift);
         while t.slots[i].a | t.slots[i].b != 0 {
             i = (i + 1) % t.slots.len();
         }
-        assert!(t.insert(i, a, b, stats, first));
+        assert!(t.insert(i, a, b, stats));
     }
 
     #[test]
     fn sorts_by_the_names_bytes() {
         // Prefixes, NUL padding, the bytes either side of `;`, and
-        // multi-byte characters, each name with its own stats and offset.
+        // multi-byte characters, each name with its own stats.
         let mut names: Vec<Vec<u8>> = vec![
             b"a".to_vec(),
             b"a\0".to_vec(),
@@ -326,10 +321,10 @@ mod tests {
         names.dedup();
         let mut t = Short::with_slots(4);
         for (i, name) in names.iter().enumerate().rev() {
-            put(&mut t, name, Stats::new(i as i16), i);
+            put(&mut t, name, Stats::new(i as i16));
         }
         let want: Vec<Entry> = (names.iter().enumerate())
-            .map(|(i, n)| (n.clone(), Stats::new(i as i16), i))
+            .map(|(i, n)| (n.clone(), Stats::new(i as i16), NO_OFFSET))
             .collect();
         assert_eq!(t.into_sorted(), want);
     }
