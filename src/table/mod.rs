@@ -42,7 +42,7 @@ fn acceptable(name: &[u8]) -> bool {
 /// is where [`Summary::from_entries`](crate::engine::Summary::from_entries)
 /// reports a name it refuses; this table refuses such names itself
 /// ([`acceptable`]), so it keeps no offsets at all: with a million names,
-/// keeping them took 7% of the CPU time and 44 MiB (docs/PERFORMANCE.md).
+/// keeping them took 7% of the CPU time and 35 MiB (docs/PERFORMANCE.md).
 const NO_OFFSET: usize = 0;
 
 /// Bytes after which a slot's `u32` count could overflow: every row takes
