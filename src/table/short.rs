@@ -54,7 +54,6 @@ pub fn key(name: &[u8]) -> (u64, u64) {
     )
 }
 
-/// The name in a key: the bytes before its `;`.
 /// The key's bytes with its `;` zeroed, and the name's length: the name
 /// is `bytes[..len]`. No allocation and no byte loop: inserting a million
 /// names called this a million times per thread.
@@ -171,7 +170,7 @@ impl Short {
         }
     }
 
-    /// Moves every name, with its side data, to a new array of `n` slots.
+    /// Moves every name, with its spilled count, to a new array of `n` slots.
     fn resize(&mut self, n: usize) {
         let mut grown = Short::with_slots(n);
         grown.len = self.len;
@@ -205,10 +204,10 @@ impl Short {
         }
     }
 
-    /// Every name with its stats, sorted by the name's
-    /// bytes. Sorted by a key held inline (the name zero-padded to 16 bytes,
-    /// big-endian, then its length) rather than by comparing the names
-    /// themselves, which would chase a pointer per comparison.
+    /// Every name with its stats, sorted by the name's bytes: by a key held
+    /// inline (the name zero-padded to 16 bytes, big-endian, then its
+    /// length) rather than by comparing the names themselves, which would
+    /// chase a pointer per comparison.
     pub fn into_sorted(self) -> Vec<Entry> {
         let mut order: Vec<(u128, u64)> = (self.slots.iter().enumerate())
             .filter(|(_, s)| s.a | s.b != 0)
