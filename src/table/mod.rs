@@ -118,8 +118,9 @@ impl Table {
         }
     }
 
-    /// Every name with its stats, sorted by the name's bytes (with offset
-    /// [`NO_OFFSET`]).
+    /// Every name with its stats, sorted by the name's bytes, each with
+    /// offset 0: the table keeps no offsets, since it refuses every name
+    /// whose offset would be reported.
     pub fn into_sorted(self) -> Vec<Entry> {
         engine::merge_runs(vec![self.short.into_sorted(), self.long.into_sorted()])
     }
