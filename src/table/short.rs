@@ -223,14 +223,14 @@ impl Short {
         // prefetching, the misses on a million names' slots took 70% of
         // this function's time (perf).
         const AHEAD: usize = 16;
-        let at = |&(_, tail): &(u128, u64)| (tail & ((1 << 56) - 1)) as usize;
+        let slot = |tail: u64| (tail & ((1 << 56) - 1)) as usize;
         (0..order.len())
             .map(|j| {
-                if let Some(ahead) = order.get(j + AHEAD) {
-                    prefetch(&self.slots[at(ahead)]);
+                if let Some(&(_, ahead)) = order.get(j + AHEAD) {
+                    prefetch(&self.slots[slot(ahead)]);
                 }
                 let (key, tail) = order[j];
-                let (len, i) = ((tail >> 56) as usize, at(&order[j]));
+                let (len, i) = ((tail >> 56) as usize, slot(tail));
                 let name = key.to_be_bytes()[..len].to_vec();
                 (name, self.stats(i), NO_OFFSET)
             })
