@@ -39,7 +39,7 @@ pub(crate) fn matches(w: u64, byte: u8) -> u64 {
 }
 
 /// One of the four forms a value can take, and how to read it.
-#[repr(C, align(64))]
+#[derive(Clone, Copy)]
 struct Form {
     /// `(w & mask) == want`: the `-`, `.` and `\n` exactly, and a high
     /// nibble of 3 for each digit.
@@ -50,7 +50,10 @@ struct Form {
     six: u64,
     bit4: u64,
     /// The digits' low nibbles, and the multiplier that weighs them 100,
-    /// 10 and 1 into bits 32..42 of the product.
+    /// 10 and 1 into the top 10 bits of the product: the other partial
+    /// products fall below them or wrap out of the word (the one that
+    /// would land on bit 62 is a multiple of 100 · 2^62, so 0), and no
+    /// mask is needed after the shift.
     digits: u64,
     weights: u64,
     /// 0, or all ones for a negative value.
@@ -61,16 +64,9 @@ struct Form {
 
 /// The form of `pattern`, where `d` stands for any ASCII digit.
 const fn form(pattern: &[u8]) -> Form {
-    let mut f = Form {
-        mask: 0,
-        want: 0,
-        six: 0,
-        bit4: 0,
-        digits: 0,
-        weights: 0,
-        sign: 0,
-        used: pattern.len() as u64,
-    };
+    let mut f = NONE;
+    f.want = 0;
+    f.used = pattern.len() as u64;
     // Digit positions, most significant first, weigh 100, 10, 1 (tenths)
     // when there are three, 10 and 1 when there are two.
     let mut weight = if pattern.len() == 6 || (pattern.len() == 5 && pattern[0] != b'-') {
@@ -87,7 +83,7 @@ const fn form(pattern: &[u8]) -> Form {
             f.six |= 0x06 << at;
             f.bit4 |= 0x10 << at;
             f.digits |= 0x0f << at;
-            f.weights = f.weights.wrapping_add(weight << (32 - at));
+            f.weights = f.weights.wrapping_add(weight << (VALUE_AT - at));
             weight /= 10;
         } else {
             f.mask |= 0xff << at;
@@ -101,6 +97,9 @@ const fn form(pattern: &[u8]) -> Form {
     f
 }
 
+/// Where the weighted digits' sum lands in the product: its top 10 bits.
+const VALUE_AT: u32 = 54;
+
 /// Matches nothing.
 const NONE: Form = Form {
     mask: 0,
@@ -113,21 +112,54 @@ const NONE: Form = Form {
     used: 0,
 };
 
-/// The form for each 4-bit signature (see [`parse_value`]): bit 0 set
-/// means byte 0 may be a `-`, the lowest of bits 1..=3 set says which byte
-/// may be the `.`.
-static FORMS: [Form; 16] = {
-    let mut t = [NONE; 16];
+/// Every [`Form`] field for each 4-bit signature (see [`parse_value`]),
+/// one array per field, so that the signature times 8 is the offset in
+/// each (an address mode, no instruction).
+#[repr(C, align(64))]
+struct Forms {
+    mask: [u64; 16],
+    want: [u64; 16],
+    six: [u64; 16],
+    bit4: [u64; 16],
+    digits: [u64; 16],
+    weights: [u64; 16],
+    sign: [u64; 16],
+    used: [u64; 16],
+}
+
+/// The forms by signature: bit `k` set means byte `k` may be a digit. A
+/// `-` can only be byte 0, and the `.` is the first byte after it that
+/// cannot be a digit.
+static FORMS: Forms = {
+    let mut t = Forms {
+        mask: [NONE.mask; 16],
+        want: [NONE.want; 16],
+        six: [NONE.six; 16],
+        bit4: [NONE.bit4; 16],
+        digits: [NONE.digits; 16],
+        weights: [NONE.weights; 16],
+        sign: [NONE.sign; 16],
+        used: [NONE.used; 16],
+    };
     let mut sig = 0;
     while sig < 16 {
-        let dot = (sig & !1usize).trailing_zeros();
-        t[sig] = match (sig & 1, dot) {
+        let other = !sig;
+        let dot = (other & !1usize).trailing_zeros();
+        let f = match (other & 1, dot) {
             (0, 1) => form(b"d.d\n"),
             (0, 2) => form(b"dd.d\n"),
             (1, 2) => form(b"-d.d\n"),
             (1, 3) => form(b"-dd.d\n"),
             _ => NONE,
         };
+        t.mask[sig] = f.mask;
+        t.want[sig] = f.want;
+        t.six[sig] = f.six;
+        t.bit4[sig] = f.bit4;
+        t.digits[sig] = f.digits;
+        t.weights[sig] = f.weights;
+        t.sign[sig] = f.sign;
+        t.used[sig] = f.used;
         sig += 1;
     }
     t
@@ -146,16 +178,16 @@ static FORMS: [Form; 16] = {
 /// 1BRC entry, with one multiplier per form so that no shift is needed).
 #[inline(always)]
 pub fn parse_value(w: u64) -> Option<(i16, usize)> {
-    // Bits 4, 12, 20 and 28 land on bits 28..=31 (no two partial products
-    // meet, so nothing carries).
-    let sig = ((!w & 0x1010_1010).wrapping_mul(0x0102_0408) >> 28) & 0xf;
-    let f = &FORMS[sig as usize];
-    if w & f.mask != f.want || w.wrapping_add(f.six) & f.bit4 != f.bit4 {
+    // Bits 4, 12, 20 and 28 land on bits 28..=31 of the 32-bit product
+    // (no two partial products meet, so nothing carries).
+    let sig = ((w as u32 & 0x1010_1010).wrapping_mul(0x0102_0408) >> 28) as usize;
+    let f = &FORMS;
+    if w & f.mask[sig] != f.want[sig] || w.wrapping_add(f.six[sig]) & f.bit4[sig] != f.bit4[sig] {
         return None;
     }
-    let abs = ((w & f.digits).wrapping_mul(f.weights) >> 32) & 0x3ff;
-    let value = (abs ^ f.sign).wrapping_sub(f.sign) as i16;
-    Some((value, f.used as usize))
+    let abs = (w & f.digits[sig]).wrapping_mul(f.weights[sig]) >> VALUE_AT;
+    let value = (abs ^ f.sign[sig]).wrapping_sub(f.sign[sig]) as i16;
+    Some((value, f.used[sig] as usize))
 }
 
 /// What a kernel sees in the first bytes of a line.
