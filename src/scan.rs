@@ -14,6 +14,14 @@
 //! ([`scan_lockstep`]): each line's start depends on the line before, and
 //! independent stretches give the CPU other work while it waits.
 //!
+//! What bounds the loop is less its instruction count than how long each
+//! row waits: rows in flight fill the CPU's scheduler while their loads
+//! and multiplies finish. A hash with 5 fewer instructions but a longer
+//! chain was slower; taking about 8 cycles off the chain from a line's
+//! start to its value and slot (the AVX2 window gives the value's form,
+//! and the key is cut from word loads, neither waiting on another load)
+//! was faster (docs/PERFORMANCE.md, steps 17 and 18).
+//!
 //! Every line read here may touch up to [`PAD`] bytes from its start; the
 //! safe entry points only start lines at least that far from the end of
 //! their buffer, which is what makes the unchecked loads inside sound.
@@ -178,10 +186,23 @@ static FORMS: Forms = {
 /// 1BRC entry, with one multiplier per form so that no shift is needed).
 #[inline(always)]
 pub fn parse_value(w: u64) -> Option<(i16, usize)> {
+    parse_value_as(w, signature(w))
+}
+
+/// Bit 4 of bytes 0..=3 of `w`, as bits 0..=3: the [`FORMS`] index.
+#[inline(always)]
+fn signature(w: u64) -> usize {
     // Bits 4, 12, 20 and 28 land on bits 28..=31 of the 32-bit product
     // (no two partial products meet, so nothing carries).
-    let sig = ((w as u32 & 0x1010_1010).wrapping_mul(0x0102_0408) >> 28) as usize;
+    ((w as u32 & 0x1010_1010).wrapping_mul(0x0102_0408) >> 28) as usize
+}
+
+/// [`parse_value`] given `sig`, the [`signature`] of `w`, which the AVX2
+/// kernel finds in its window before `w` is loaded.
+#[inline(always)]
+fn parse_value_as(w: u64, sig: usize) -> Option<(i16, usize)> {
     let f = &FORMS;
+    let sig = sig & 15;
     if w & f.mask[sig] != f.want[sig] || w.wrapping_add(f.six[sig]) & f.bit4[sig] != f.bit4[sig] {
         return None;
     }
@@ -194,8 +215,12 @@ pub fn parse_value(w: u64) -> Option<(i16, usize)> {
 struct Window {
     /// Index of the first `;` among them; `WINDOW` if there is none.
     len: usize,
-    /// A bit for each `\n` among them (kernels that find them only).
+    /// A bit for each `\n` among them (vector kernels only).
     newlines: u32,
+    /// Bit `k` set if byte `k + 1` among them has bit 4 set, as digits do:
+    /// shifted right by `len`, the [`signature`] of a short name's value
+    /// (vector kernels only).
+    bit4: u32,
     /// For `len <= SHORT`, the name and its `;`, zero-padded: the short
     /// table's key. Otherwise the name's first 16 bytes.
     a: u64,
@@ -206,9 +231,10 @@ struct Window {
 trait Kernel {
     /// Bytes the first read covers.
     const WINDOW: usize;
-    /// Whether [`Window::newlines`] is found (in which case every valid
-    /// line with a short name ends within the window).
-    const FINDS_NEWLINE: bool;
+    /// Whether the window is one vector that also finds
+    /// [`Window::newlines`] and [`Window::bit4`] (in which case every valid
+    /// line with a short name ends within it).
+    const VECTOR: bool;
 
     /// Reads the first `WINDOW` bytes of the line at `p`.
     ///
@@ -239,7 +265,7 @@ struct Swar;
 
 impl Kernel for Swar {
     const WINDOW: usize = 16;
-    const FINDS_NEWLINE: bool = false;
+    const VECTOR: bool = false;
 
     #[inline(never)]
     unsafe fn long_name(p: *const u8) -> Option<usize> {
@@ -260,6 +286,7 @@ impl Kernel for Swar {
             return Window {
                 len,
                 newlines: 0,
+                bit4: 0,
                 a: w0 & (m0 ^ (m0 - 1)),
                 b: 0,
             };
@@ -278,6 +305,7 @@ impl Kernel for Swar {
         Window {
             len,
             newlines: 0,
+            bit4: 0,
             a: w0,
             b,
         }
@@ -289,24 +317,37 @@ mod avx2 {
     use super::Window;
     use std::arch::x86_64::*;
 
-    /// `0xff` × 48 then `0` × 16: the 16 bytes loaded from `47 - len` keep
-    /// `len + 1` bytes when `len < 16`, and all 16 otherwise.
-    static KEEP: [u8; 64] = {
-        let mut k = [0u8; 64];
-        let mut i = 0;
-        while i < 48 {
-            k[i] = 0xff;
-            i += 1;
+    /// Reads the two little-endian words at `p` with loads of their own,
+    /// which the compiler cannot replace by moving bytes out of a vector
+    /// it loaded from the same place.
+    ///
+    /// # Safety
+    /// `p` must be valid for reads of 16 bytes.
+    #[inline(always)]
+    unsafe fn load_words(p: *const u8) -> (u64, u64) {
+        let (w0, w1): (u64, u64);
+        // SAFETY: the caller guarantees 16 readable bytes at `p`; x86 loads
+        // need no alignment; the asm only reads memory and touches no
+        // flags or stack.
+        unsafe {
+            std::arch::asm!(
+                "mov {w0}, qword ptr [{p}]",
+                "mov {w1}, qword ptr [{p} + 8]",
+                w0 = out(reg) w0,
+                w1 = out(reg) w1,
+                p = in(reg) p,
+                options(pure, readonly, nostack, preserves_flags),
+            );
         }
-        k
-    };
+        (w0, w1)
+    }
 
     /// AVX2 kernel: one 32-byte load, compared with `;` and with `\n`.
     pub(super) struct Avx2;
 
     impl super::Kernel for Avx2 {
         const WINDOW: usize = 32;
-        const FINDS_NEWLINE: bool = true;
+        const VECTOR: bool = true;
 
         #[inline(always)]
         unsafe fn long_name(p: *const u8) -> Option<usize> {
@@ -333,19 +374,31 @@ mod avx2 {
             // The caller guarantees 32 readable bytes at `p` and only
             // instantiates this kernel inside a function compiled with AVX2
             // after checking the CPU has it.
-            // SAFETY: as above; `len <= 32`, so `47 - len + 16 <= 64`.
+            // SAFETY: as above.
             unsafe {
                 let v = _mm256_loadu_si256(p.cast());
                 let semi = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b';' as i8));
                 let nl = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\n' as i8));
                 let len = (_mm256_movemask_epi8(semi) as u32).trailing_zeros() as usize;
-                let keep = _mm_loadu_si128(KEEP.as_ptr().add(47 - len).cast());
-                let key = _mm_and_si128(_mm256_castsi256_si128(v), keep);
+                // The key from two word loads, cut after the `;` by
+                // `bzhi`: each row waits for its key to find its slot, and
+                // these loads do not wait for the `;`, where masking the
+                // vector did (a mask load) and moving it out took 3 cycles
+                // more. A plain read would be served from `v` by the
+                // compiler, moving the words out after all
+                // (docs/PERFORMANCE.md, step 18), hence `load_words`. A
+                // `bzhi` index is taken mod 256: clamped, the words of a
+                // long name are its first 16 bytes, as they are.
+                let (w0, w1) = load_words(p);
+                let keep = 8 * len.min(16) as u32 + 8;
+                let a = _bzhi_u64(w0, keep);
+                let b = _bzhi_u64(w1, keep.saturating_sub(64));
                 Window {
                     len,
                     newlines: _mm256_movemask_epi8(nl) as u32,
-                    a: _mm_cvtsi128_si64(key) as u64,
-                    b: _mm_extract_epi64::<1>(key) as u64,
+                    bit4: (_mm256_movemask_epi8(_mm256_slli_epi16::<3>(v)) as u32) >> 1,
+                    a,
+                    b,
                 }
             }
         }
@@ -370,12 +423,18 @@ unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize) -> Option<usi
     if win.len <= SHORT {
         // SAFETY: `len <= 15`, so `p + len + 9 <= p + PAD`.
         let w = unsafe { load(ptr.add(p + win.len + 1)) };
-        let (value, used) = parse_value(w)?;
+        // The value's signature from the window: it does not wait for `w`.
+        let sig = if K::VECTOR {
+            (win.bit4 >> win.len) as usize
+        } else {
+            signature(w)
+        };
+        let (value, used) = parse_value_as(w, sig)?;
         // With the kernel's `\n`, the next line's start does not wait for
         // the value's loads and bit tricks. The value ends in the first
         // `\n` after the `;`, so the two agree unless the name holds a `\n`:
         // then the key holds it too, and the table refuses it.
-        let next = if K::FINDS_NEWLINE {
+        let next = if K::VECTOR {
             win.newlines.trailing_zeros() as usize + 1
         } else {
             win.len + 1 + used
