@@ -212,6 +212,7 @@ fn parse_value_as(w: u64, sig: usize) -> Option<(i16, usize)> {
 }
 
 /// What a kernel sees in the first bytes of a line.
+#[derive(Clone, Copy)]
 struct Window {
     /// Index of the first `;` among them; `WINDOW` if there is none.
     len: usize,
@@ -405,6 +406,35 @@ mod avx2 {
     }
 }
 
+/// The value of the line at `p`, whose window `win` found a short name,
+/// and how far after `p` the next line starts; `None` if the value is not
+/// valid.
+///
+/// # Safety
+/// `p + PAD <= buf.len()`, and `win.len <= SHORT`.
+#[inline(always)]
+unsafe fn short_value<K: Kernel>(buf: &[u8], p: usize, win: Window) -> Option<(i16, usize)> {
+    // SAFETY: `len <= 15`, so `p + len + 9 <= p + PAD <= buf.len()`.
+    let w = unsafe { load(buf.as_ptr().add(p + win.len + 1)) };
+    // The value's signature from the window: it does not wait for `w`.
+    let sig = if K::VECTOR {
+        (win.bit4 >> win.len) as usize
+    } else {
+        signature(w)
+    };
+    let (value, used) = parse_value_as(w, sig)?;
+    // With the kernel's `\n`, the next line's start does not wait for the
+    // value's loads and bit tricks. The value ends in the first `\n` after
+    // the `;`, so the two agree unless the name holds a `\n`: then the key
+    // holds it too, and the table refuses it.
+    let next = if K::VECTOR {
+        win.newlines.trailing_zeros() as usize + 1
+    } else {
+        win.len + 1 + used
+    };
+    Some((value, next))
+}
+
 /// Parses the line at `p` into the table; returns
 /// where the next line starts, or `None` if the scanner does not accept
 /// the line (the caller hands it to the strict parser).
@@ -421,24 +451,8 @@ unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize) -> Option<usi
     // SAFETY: `p + 32 <= p + PAD <= buf.len()`.
     let win = unsafe { K::window(ptr.add(p)) };
     if win.len <= SHORT {
-        // SAFETY: `len <= 15`, so `p + len + 9 <= p + PAD`.
-        let w = unsafe { load(ptr.add(p + win.len + 1)) };
-        // The value's signature from the window: it does not wait for `w`.
-        let sig = if K::VECTOR {
-            (win.bit4 >> win.len) as usize
-        } else {
-            signature(w)
-        };
-        let (value, used) = parse_value_as(w, sig)?;
-        // With the kernel's `\n`, the next line's start does not wait for
-        // the value's loads and bit tricks. The value ends in the first
-        // `\n` after the `;`, so the two agree unless the name holds a `\n`:
-        // then the key holds it too, and the table refuses it.
-        let next = if K::VECTOR {
-            win.newlines.trailing_zeros() as usize + 1
-        } else {
-            win.len + 1 + used
-        };
+        // SAFETY: forwarded from the caller; `win` is the window at `p`.
+        let (value, next) = unsafe { short_value::<K>(buf, p, win) }?;
         if !adder.add_short(win.a, win.b, value) {
             return None;
         }
@@ -494,38 +508,115 @@ unsafe fn lines<K: Kernel>(
 /// stream is done or meets a line the scanner does not accept, with every
 /// `ps[k]` at the first line of stream `k` not yet added.
 ///
+/// `PIPELINED`, for a big table whose slots miss the caches: each stream's
+/// short row is parsed and its slot prefetched, and it is only added when
+/// the stream's next line has been parsed, so that the slot's load
+/// overlaps that work instead of stalling the row ([`step`]).
+///
 /// # Safety
 /// `ends[k] + PAD <= buf.len()` for every `k`, and the kernel's CPU
 /// features are present.
 #[inline(always)]
-unsafe fn lockstep<K: Kernel>(
+unsafe fn lockstep<K: Kernel, const PIPELINED: bool>(
     adder: &mut Adder,
     buf: &[u8],
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
-    let [mut a, mut b, mut c] = *ps;
-    let [ea, eb, ec] = *ends;
-    // One line of a stream, or `false` if the scanner does not take it.
     // Written out three times below rather than looped over an array, so
     // that the compiler keeps each stream's position in a register.
-    let mut step = |p: &mut usize| {
-        // SAFETY: `*p < end` of its stream (checked before each round), so
-        // `*p + PAD <= buf.len()`; CPU features forwarded from the caller.
-        match unsafe { line::<K>(adder, buf, *p) } {
-            Some(next) => {
-                *p = next;
-                true
-            }
-            None => false,
-        }
-    };
+    let [mut a, mut b, mut c] = *ps;
+    let [ea, eb, ec] = *ends;
+    let [mut qa, mut qb, mut qc]: [Option<Pending>; STREAMS] = [None; STREAMS];
     while a < ea && b < eb && c < ec {
-        if !(step(&mut a) && step(&mut b) && step(&mut c)) {
+        // SAFETY: each position is below its stream's end (checked before
+        // each round), so `p + PAD <= buf.len()`; CPU features forwarded
+        // from the caller.
+        let go = unsafe {
+            step::<K, PIPELINED>(adder, buf, &mut a, &mut qa)
+                && step::<K, PIPELINED>(adder, buf, &mut b, &mut qb)
+                && step::<K, PIPELINED>(adder, buf, &mut c, &mut qc)
+        };
+        if !go {
             break;
         }
     }
+    // Each pending row comes before its stream's position.
+    add_pending(adder, &mut a, &mut qa);
+    add_pending(adder, &mut b, &mut qb);
+    add_pending(adder, &mut c, &mut qc);
     *ps = [a, b, c];
+}
+
+/// A stream's short row whose slot was prefetched but not yet updated.
+#[derive(Clone, Copy)]
+struct Pending {
+    /// Where its line starts.
+    at: usize,
+    hash: u64,
+    a: u64,
+    b: u64,
+    value: i16,
+}
+
+/// Adds a stream's pending row, if any. If the table refuses it, moves the
+/// stream back to its line and returns `false`.
+#[inline(always)]
+fn add_pending(adder: &mut Adder, p: &mut usize, pending: &mut Option<Pending>) -> bool {
+    if let Some(row) = pending.take() {
+        if !adder.add_short_hashed(row.hash, row.a, row.b, row.value) {
+            *p = row.at;
+            return false;
+        }
+    }
+    true
+}
+
+/// One line of a stream in [`lockstep`]; `false` if the scanner does not
+/// take a line, with `*p` at the first line not added. `pending` stays
+/// `None` unless `PIPELINED`.
+///
+/// # Safety
+/// As for [`line`] at `*p`.
+#[inline(always)]
+unsafe fn step<K: Kernel, const PIPELINED: bool>(
+    adder: &mut Adder,
+    buf: &[u8],
+    p: &mut usize,
+    pending: &mut Option<Pending>,
+) -> bool {
+    // SAFETY: `*p + 32 <= *p + PAD <= buf.len()`.
+    let win = unsafe { K::window(buf.as_ptr().add(*p)) };
+    if PIPELINED && win.len <= SHORT {
+        // SAFETY: forwarded from the caller; `win` is the window at `*p`.
+        if let Some((value, next)) = unsafe { short_value::<K>(buf, *p, win) } {
+            let hash = adder.hash(win.a, win.b);
+            adder.prefetch(hash);
+            if !add_pending(adder, p, pending) {
+                return false;
+            }
+            *pending = Some(Pending {
+                at: *p,
+                hash,
+                a: win.a,
+                b: win.b,
+                value,
+            });
+            *p += next;
+            return true;
+        }
+    }
+    if !add_pending(adder, p, pending) {
+        return false;
+    }
+    // SAFETY: forwarded from the caller.
+    match unsafe { line::<K>(adder, buf, *p) } {
+        Some(next) => {
+            *p = next;
+            true
+        }
+        None => false,
+    }
 }
 
 /// How many stretches of a chunk [`scan_lockstep`] parses side by side.
@@ -554,14 +645,14 @@ unsafe fn lines_avx2(
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-unsafe fn lockstep_avx2(
+unsafe fn lockstep_avx2<const PIPELINED: bool>(
     adder: &mut Adder,
     buf: &[u8],
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
     // SAFETY: forwarded from the caller (bounds; AVX2 and BMI present).
-    unsafe { lockstep::<avx2::Avx2>(adder, buf, ps, ends) }
+    unsafe { lockstep::<avx2::Avx2, PIPELINED>(adder, buf, ps, ends) }
 }
 
 /// Whether [`Kernels::Best`] is AVX2 on this CPU (with BMI1 and BMI2,
@@ -609,6 +700,9 @@ pub fn scan(
 /// accept, each `ps[k]` at the first line of stream `k` not yet added; the
 /// caller finishes the streams one by one with [`scan`].
 ///
+/// A table past a few MiB is fed a row behind, its slots prefetched
+/// ([`Adder::is_big`]).
+///
 /// # Panics
 /// If some `ends[k] + PAD > buf.len()`.
 pub fn scan_lockstep(
@@ -618,19 +712,47 @@ pub fn scan_lockstep(
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
+    let pipelined = adder.is_big();
+    scan_lockstep_as(kernels, pipelined, adder, buf, ps, ends);
+}
+
+/// [`scan_lockstep`], fed a row behind or not as `pipelined` says.
+fn scan_lockstep_as(
+    kernels: Kernels,
+    pipelined: bool,
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; STREAMS],
+    ends: &[usize; STREAMS],
+) {
     assert!(ends.iter().all(|e| e.saturating_add(PAD) <= buf.len()));
     #[cfg(target_arch = "x86_64")]
     if avx2(kernels) {
         // SAFETY: bounds asserted above, AVX2 and BMI detected at run time.
-        return unsafe { lockstep_avx2(adder, buf, ps, ends) };
+        return unsafe {
+            if pipelined {
+                lockstep_avx2::<true>(adder, buf, ps, ends)
+            } else {
+                lockstep_avx2::<false>(adder, buf, ps, ends)
+            }
+        };
     }
     // SAFETY: bounds asserted above; SWAR needs no CPU feature.
-    unsafe { lockstep::<Swar>(adder, buf, ps, ends) }
+    unsafe {
+        if pipelined {
+            lockstep::<Swar, true>(adder, buf, ps, ends)
+        } else {
+            lockstep::<Swar, false>(adder, buf, ps, ends)
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::Stats;
+    use crate::table::Table;
+    use proptest::prelude::*;
 
     fn word(s: &[u8]) -> u64 {
         let mut b = [0u8; 8];
@@ -666,6 +788,97 @@ mod tests {
                     String::from_utf8_lossy(&bytes)
                 );
             }
+        }
+    }
+
+    /// Both ways of feeding [`scan_lockstep`]'s streams, with both kernels,
+    /// on the same chunk. They may stop at different places (the
+    /// pipelined one learns that a table refuses a name a row later, when
+    /// the other streams have moved on), but each must have added exactly
+    /// the rows before each stream's stopping place, as the strict parser
+    /// reads them.
+    fn lockstep_both_ways(chunk: &[u8]) {
+        let limit = chunk.len() - PAD;
+        let cut = |at: usize| {
+            at + chunk[at..limit]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(limit - at, |i| i + 1)
+        };
+        let starts = [0, cut(limit / 3), cut(2 * limit / 3)];
+        let ends = [starts[1], starts[2], limit];
+        for kernels in [Kernels::Best, Kernels::Portable] {
+            for pipelined in [false, true] {
+                let mut table = Table::default();
+                let mut ps = starts;
+                scan_lockstep_as(
+                    kernels,
+                    pipelined,
+                    &mut table.adder(chunk.len()),
+                    chunk,
+                    &mut ps,
+                    &ends,
+                );
+                let mut want = std::collections::BTreeMap::<Vec<u8>, Stats>::new();
+                for k in 0..STREAMS {
+                    assert!(starts[k] <= ps[k] && ps[k] <= ends[k]);
+                    let mut p = starts[k];
+                    while p < ps[k] {
+                        let (line, next) = crate::parse::line_at(chunk, p);
+                        let (name, value) =
+                            crate::parse::parse_line(line).expect("added rows are valid");
+                        want.entry(name.to_vec())
+                            .and_modify(|s| s.add(value))
+                            .or_insert(Stats::new(value));
+                        p = next;
+                    }
+                    assert_eq!(p, ps[k], "a stream stops at a line start");
+                }
+                let got: Vec<(Vec<u8>, Stats)> = table
+                    .into_sorted()
+                    .into_iter()
+                    .map(|(n, s, _)| (n, s))
+                    .collect();
+                let want: Vec<(Vec<u8>, Stats)> = want.into_iter().collect();
+                assert_eq!(got, want, "{kernels:?}, pipelined: {pipelined}");
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn pipelined_lockstep_agrees_with_the_plain_one(
+            rows in proptest::collection::vec(
+                (0usize..3000, -999i16..1000, 0u8..40),
+                1..400,
+            ),
+        ) {
+            // Names from a pool bigger than a chunk's rows, short and long;
+            // now and then a name the table refuses (not UTF-8, or holding
+            // a `\n`), or a bad value, where the streams must stop.
+            let mut chunk = Vec::new();
+            for (k, v, odd) in rows {
+                let name = match k % 4 {
+                    0 => format!("s{k}"),
+                    1 => format!("station number {k}"),
+                    _ => format!("n{}", k % 97),
+                };
+                chunk.extend_from_slice(name.as_bytes());
+                match odd {
+                    0 => chunk.push(0xff),
+                    1 => chunk.push(b'\n'),
+                    _ => {}
+                }
+                chunk.push(b';');
+                if odd == 2 {
+                    chunk.extend_from_slice(b"1.x");
+                } else {
+                    chunk.extend_from_slice(format!("{:.1}", f64::from(v) / 10.0).as_bytes());
+                }
+                chunk.push(b'\n');
+            }
+            chunk.extend_from_slice(&[0; PAD]);
+            lockstep_both_ways(&chunk);
         }
     }
 }

@@ -50,6 +50,12 @@ const NO_OFFSET: usize = 0;
 /// than `5 × 2^32` bytes hold fewer than `2^32` rows.
 const SPILL_BYTES: u64 = 5 * u32::MAX as u64;
 
+/// Short-table size in bytes beyond which [`Adder::is_big`] holds: twice the
+/// 2 MiB L2 of the machines measured, where the 10K set's 2 MiB table
+/// gained nothing from prefetching and a million names' 64 MiB one did
+/// (docs/PERFORMANCE.md, step 19).
+const BIG_TABLE: usize = 4 << 20;
+
 /// An open-addressing table from station names to [`Stats`].
 #[derive(Clone)]
 pub struct Table {
@@ -161,7 +167,44 @@ impl Adder<'_> {
     /// UTF-8.
     #[inline(always)]
     pub fn add_short(&mut self, a: u64, b: u64, value: i16) -> bool {
-        let mut at = (short::hash(a, b) >> self.shift) as usize & self.mask;
+        self.add_short_hashed(short::hash(a, b), a, b, value)
+    }
+
+    /// The hash of the short key `a`, `b` (see [`Adder::add_short`]), for
+    /// [`Adder::prefetch`] and [`Adder::add_short_hashed`].
+    #[inline(always)]
+    pub fn hash(&self, a: u64, b: u64) -> u64 {
+        short::hash(a, b)
+    }
+
+    /// Whether the short table has outgrown the L2 cache, so that a row's
+    /// slot is worth fetching a row ahead ([`Adder::prefetch`]).
+    pub fn is_big(&self) -> bool {
+        self.mask >= BIG_TABLE
+    }
+
+    /// Starts loading the home slot of the key whose [`Adder::hash`] is
+    /// `hash`, without waiting for it.
+    #[inline(always)]
+    pub fn prefetch(&self, hash: u64) {
+        let at = (hash >> self.shift) as usize & self.mask;
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch never faults and changes nothing the program
+        // sees; `& mask` keeps the address inside the slot array anyway.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(self.slots.byte_add(at).cast());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = at;
+    }
+
+    /// [`Adder::add_short`] for a key whose [`Adder::hash`] is `hash`,
+    /// taken earlier: the table may have grown since, so only the hash,
+    /// not a slot, can be kept.
+    #[inline(always)]
+    pub fn add_short_hashed(&mut self, hash: u64, a: u64, b: u64, value: i16) -> bool {
+        let mut at = (hash >> self.shift) as usize & self.mask;
         loop {
             // `slots` is the short table's buffer of `mask + 1` slots:
             // `shape` is taken when the adder is made and again after every
