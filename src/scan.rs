@@ -16,7 +16,7 @@
 //!
 //! What bounds the loop is less its instruction count than how long each
 //! row waits: rows in flight fill the CPU's scheduler while their loads
-//! and multiplies finish. A hash with 5 fewer instructions but a longer
+//! and multiplies finish. A hash with 4 fewer instructions but a longer
 //! chain was slower; taking about 8 cycles off the chain from a line's
 //! start to its value and slot (the AVX2 window gives the value's form,
 //! and the key is cut from word loads, neither waiting on another load)
