@@ -47,7 +47,6 @@ pub(crate) fn matches(w: u64, byte: u8) -> u64 {
 }
 
 /// One of the four forms a value can take, and how to read it.
-#[derive(Clone, Copy)]
 struct Form {
     /// `(w & mask) == want`: the `-`, `.` and `\n` exactly, and a high
     /// nibble of 3 for each digit.
