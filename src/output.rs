@@ -173,7 +173,7 @@ mod tests {
         a.add(-0);
         let b = Stats::new(123);
         Summary {
-            stations: vec![("a,\"q\"".to_string(), a), ("b".to_string(), b)],
+            stations: vec![("a,\"q\"".into(), a), ("b".into(), b)],
         }
     }
 
@@ -245,14 +245,14 @@ mod tests {
         };
         let summary = Summary {
             stations: vec![
-                ("a".to_string(), station(&["-1.2", "-1.3"])), // -1.25 → -1.2
-                ("b".to_string(), station(&["1.2", "1.3"])),   // 1.25 → 1.3
-                ("c".to_string(), station(&["-0.1", "0.0"])),  // -0.05 → 0.0
-                ("d".to_string(), station(&["-0.0"])),         // -0.0 → 0.0
+                ("a".into(), station(&["-1.2", "-1.3"])), // -1.25 → -1.2
+                ("b".into(), station(&["1.2", "1.3"])),   // 1.25 → 1.3
+                ("c".into(), station(&["-0.1", "0.0"])),  // -0.05 → 0.0
+                ("d".into(), station(&["-0.0"])),         // -0.0 → 0.0
                 // -2973 tenths over 6 rows: exactly -49.55, but -49.6 in the
                 // reference's f64 steps.
                 (
-                    "e".to_string(),
+                    "e".into(),
                     station(&["-50.0", "-50.0", "-50.0", "-50.0", "-50.0", "-47.3"]),
                 ),
             ],

@@ -836,7 +836,7 @@ mod tests {
                 let got: Vec<(Vec<u8>, Stats)> = table
                     .into_sorted()
                     .into_iter()
-                    .map(|(n, s, _)| (n, s))
+                    .map(|(n, s, _)| (n.into_vec(), s))
                     .collect();
                 let want: Vec<(Vec<u8>, Stats)> = want.into_iter().collect();
                 assert_eq!(got, want, "{kernels:?}, pipelined: {pipelined}");

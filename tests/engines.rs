@@ -186,7 +186,7 @@ fn fields(summary: &Summary) -> Vec<(String, (i16, i16, i64, u64))> {
     summary
         .stations
         .iter()
-        .map(|(name, s)| (name.clone(), (s.min, s.max, s.sum, s.count)))
+        .map(|(name, s)| (name.to_string(), (s.min, s.max, s.sum, s.count)))
         .collect()
 }
 
@@ -314,7 +314,7 @@ fn merge_keeps_the_earliest_sighting<P: Partial>() {
         b.feed(second, second_at).unwrap();
         brc::engine::merge_runs(vec![a.into_sorted(), b.into_sorted()])
             .into_iter()
-            .map(|(name, s, first)| (name, (s.min, s.max, s.sum, s.count), first))
+            .map(|(name, s, first)| (name.into_vec(), (s.min, s.max, s.sum, s.count), first))
             .collect::<Vec<_>>()
     };
     let (x, y) = if P::CHECKS_UTF8 { (0, 0) } else { (0, 6) };

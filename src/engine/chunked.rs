@@ -9,7 +9,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use crate::engine::{self, Partial};
+use crate::engine::{self, Partial, RawName};
 use crate::error::Fault;
 use crate::parse;
 use crate::stats::Stats;
@@ -74,7 +74,7 @@ impl Partial for Table {
         let mut entries: Vec<_> = self
             .table
             .into_iter()
-            .map(|e| (e.name.into_vec(), e.stats, e.first))
+            .map(|e| (RawName::from(&*e.name), e.stats, e.first))
             .collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         entries

@@ -25,6 +25,9 @@ pub mod naive;
 
 use std::ops::Range;
 
+use compact_str::CompactString;
+use smallvec::SmallVec;
+
 use crate::chunk::Chunks;
 use crate::error::{quoted, DataError, Error, ErrorKind, Fault};
 use crate::parse::LineHead;
@@ -99,17 +102,26 @@ impl Default for Options {
     }
 }
 
+/// A name's raw bytes, not yet checked. Names of up to 16 bytes (every
+/// short-table name, see [`crate::table::SHORT`]) are held inline, in the
+/// 24 bytes a `Vec` takes: with a heap block per name, a million names
+/// cost two million allocations and frees across the threads' runs and
+/// the summary (docs/PERFORMANCE.md, step 20).
+pub type RawName = SmallVec<[u8; 16]>;
+
 /// A distinct raw name, its stats, and where [`Summary::from_entries`]
 /// reports the name if it refuses it: the offset of the first line the
 /// name appeared on. An engine that refuses such names in
 /// [`Partial::feed`] itself keeps no offsets and gives 0.
-pub type Entry = (Vec<u8>, Stats, usize);
+pub type Entry = (RawName, Stats, usize);
 
 /// The result: every station with its stats, sorted by the name's bytes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
-    /// `(name, stats)` pairs sorted by name.
-    pub stations: Vec<(String, Stats)>,
+    /// `(name, stats)` pairs sorted by name. A [`CompactString`] holds
+    /// names of up to 24 bytes inline (see [`RawName`]) and derefs to
+    /// `str`.
+    pub stations: Vec<(CompactString, Stats)>,
 }
 
 impl Summary {
@@ -144,13 +156,13 @@ impl Summary {
                 );
                 continue;
             }
-            match String::from_utf8(name) {
+            match CompactString::from_utf8(&name) {
                 Ok(name) => stations.push((name, stats)),
-                Err(e) => {
+                Err(_) => {
                     let bad = Fault {
                         offset: first,
                         kind: ErrorKind::InvalidUtf8 {
-                            name: e.into_bytes(),
+                            name: name.into_vec(),
                         },
                     };
                     fault = Fault::first(fault, Some(bad));
@@ -379,7 +391,7 @@ mod tests {
 
     #[test]
     fn merged_runs_sum_and_keep_the_earliest_offset() {
-        let entry = |name: &[u8], value, offset| (name.to_vec(), Stats::new(value), offset);
+        let entry = |name: &[u8], value, offset| (RawName::from(name), Stats::new(value), offset);
         let runs = vec![
             vec![entry(b"a", 10, 50)],
             vec![entry(b"a", -10, 20), entry(b"b", 5, 30)],
@@ -392,7 +404,7 @@ mod tests {
         assert_eq!(
             merge_runs(runs),
             vec![
-                (b"a".to_vec(), a, 20),
+                (RawName::from(&b"a"[..]), a, 20),
                 entry(b"b", 5, 30),
                 entry(b"c", 1, 10)
             ]

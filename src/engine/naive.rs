@@ -11,6 +11,8 @@
 use std::collections::HashMap;
 use std::io::{self, BufRead};
 
+use compact_str::CompactString;
+
 use crate::engine::Summary;
 use crate::error::{DataError, Error};
 use crate::parse::{self, LineHead};
@@ -42,7 +44,8 @@ pub fn aggregate(mut input: impl BufRead) -> Result<Summary, Error> {
         }
         offset += len as u64;
     }
-    let mut stations: Vec<(String, Stats)> = map.into_iter().collect();
+    let mut stations: Vec<(CompactString, Stats)> =
+        map.into_iter().map(|(n, s)| (n.into(), s)).collect();
     stations.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Ok(Summary { stations })
 }

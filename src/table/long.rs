@@ -7,7 +7,7 @@
 //! so names sharing a long prefix do not pile up in one probe chain.
 
 use super::NO_OFFSET;
-use crate::engine::Entry;
+use crate::engine::{Entry, RawName};
 use crate::stats::Stats;
 
 /// Bytes of a name stored inline in a slot.
@@ -258,13 +258,12 @@ impl Long {
     }
 
     /// The full name stored in a slot.
-    fn name(&self, s: &Slot) -> Vec<u8> {
-        let mut name = [s.a.to_le_bytes(), s.b.to_le_bytes()].concat();
+    fn name(&self, s: &Slot) -> RawName {
+        let head = [s.a.to_le_bytes(), s.b.to_le_bytes()];
         let len = s.len as usize;
+        let mut name = RawName::from(&head.as_flattened()[..len.min(INLINE)]);
         if len > INLINE {
             name.extend_from_slice(&self.arena[s.tail..s.tail + len - INLINE]);
-        } else {
-            name.truncate(len);
         }
         name
     }

@@ -295,7 +295,10 @@ mod tests {
         let sorted = t.into_sorted();
         assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
         assert!(sorted.iter().all(|e| e.2 == NO_OFFSET));
-        let got: HashMap<Vec<u8>, Stats> = sorted.into_iter().map(|(n, s, _)| (n, s)).collect();
+        let got: HashMap<Vec<u8>, Stats> = sorted
+            .into_iter()
+            .map(|(n, s, _)| (n.into_vec(), s))
+            .collect();
         assert_eq!(got, want);
     }
 

@@ -9,7 +9,7 @@
 //! `u32`, spilled into a wide side array before it could overflow.
 
 use super::NO_OFFSET;
-use crate::engine::Entry;
+use crate::engine::{Entry, RawName};
 use crate::scan::matches;
 use crate::stats::Stats;
 
@@ -231,7 +231,7 @@ impl Short {
                 }
                 let (key, tail) = order[j];
                 let (len, i) = ((tail >> 56) as usize, slot(tail));
-                let name = key.to_be_bytes()[..len].to_vec();
+                let name = RawName::from(&key.to_be_bytes()[..len]);
                 (name, self.stats(i), NO_OFFSET)
             })
             .collect()
@@ -282,7 +282,7 @@ mod tests {
             put(&mut t, &[i], Stats::new(0));
         }
         let sorted = t.into_sorted();
-        let (_, s, _) = sorted.iter().find(|e| e.0 == b"x").unwrap();
+        let (_, s, _) = sorted.iter().find(|e| *e.0 == b"x"[..]).unwrap();
         assert_eq!(s.count, u64::from(u32::MAX) + 2);
         assert_eq!((s.min, s.max, s.sum), (1, 1, 1));
     }
@@ -323,7 +323,7 @@ mod tests {
             put(&mut t, name, Stats::new(i as i16));
         }
         let want: Vec<Entry> = (names.iter().enumerate())
-            .map(|(i, n)| (n.clone(), Stats::new(i as i16), NO_OFFSET))
+            .map(|(i, n)| (RawName::from(&n[..]), Stats::new(i as i16), NO_OFFSET))
             .collect();
         assert_eq!(t.into_sorted(), want);
     }
