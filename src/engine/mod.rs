@@ -131,44 +131,40 @@ impl Summary {
     /// once (valid UTF-8, no `\n`) instead of every row; returns the first
     /// fault in the input, counting `fault` (the first parse fault an engine
     /// met, if any).
-    pub fn from_entries(
-        entries: impl IntoIterator<Item = Entry>,
-        fault: Option<Fault>,
-    ) -> Result<Summary, Fault> {
+    pub fn from_entries(entries: Vec<Entry>, fault: Option<Fault>) -> Result<Summary, Fault> {
         let mut fault = fault;
-        let mut stations = Vec::new();
-        for (name, stats, first) in entries {
-            if let Some(nl) = memchr::memchr(b'\n', &name) {
-                // A scanner that looks only for `;` read two lines as one;
-                // the first of them has no `;`, as `parse_line` would say.
-                let kind = match nl {
-                    0 => ErrorKind::EmptyLine,
-                    _ => ErrorKind::MissingSemicolon {
-                        line: quoted(&name[..nl]),
-                    },
-                };
-                fault = Fault::first(
-                    fault,
-                    Some(Fault {
-                        offset: first,
-                        kind,
-                    }),
-                );
-                continue;
-            }
-            match CompactString::from_utf8(&name) {
-                Ok(name) => stations.push((name, stats)),
-                Err(_) => {
-                    let bad = Fault {
-                        offset: first,
-                        kind: ErrorKind::InvalidUtf8 {
-                            name: name.into_vec(),
+        let mut refuse =
+            |offset, kind| fault = Fault::first(fault.take(), Some(Fault { offset, kind }));
+        // One `filter_map` over the vector's own iterator, so that the
+        // stations are collected into the entries' allocation: a fresh
+        // vector for a million names took its own page faults.
+        let stations: Vec<(CompactString, Stats)> = (entries.into_iter())
+            .filter_map(|(name, stats, first)| {
+                if let Some(nl) = memchr::memchr(b'\n', &name) {
+                    // A scanner that looks only for `;` read two lines as
+                    // one; the first of them has no `;`, as `parse_line`
+                    // would say.
+                    refuse(
+                        first,
+                        match nl {
+                            0 => ErrorKind::EmptyLine,
+                            _ => ErrorKind::MissingSemicolon {
+                                line: quoted(&name[..nl]),
+                            },
                         },
-                    };
-                    fault = Fault::first(fault, Some(bad));
+                    );
+                    return None;
                 }
-            }
-        }
+                match CompactString::from_utf8(&name) {
+                    Ok(name) => Some((name, stats)),
+                    Err(_) => {
+                        let name = name.into_vec();
+                        refuse(first, ErrorKind::InvalidUtf8 { name });
+                        None
+                    }
+                }
+            })
+            .collect();
         if let Some(fault) = fault {
             return Err(fault);
         }
