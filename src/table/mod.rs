@@ -22,7 +22,6 @@ mod long;
 pub mod short;
 
 use crate::engine::{self, Entry};
-use crate::stats::Stats;
 
 pub use short::SHORT;
 
@@ -48,7 +47,7 @@ const NO_OFFSET: usize = 0;
 /// Bytes after which a slot's `u32` count could overflow: every row takes
 /// at least 5 bytes (`a;0.0`, the last line without its `\n`), so fewer
 /// than `5 × 2^32` bytes hold fewer than `2^32` rows.
-const SPILL_BYTES: u64 = 5 * u32::MAX as u64;
+const RUN_BYTES: u64 = 5 * u32::MAX as u64;
 
 /// Short-table size in bytes beyond which [`Adder::is_big`] holds: twice the
 /// 2 MiB L2 of the machines measured, where the 10K set's 2 MiB table
@@ -61,8 +60,11 @@ const BIG_TABLE: usize = 4 << 20;
 pub struct Table {
     short: short::Short,
     long: long::Long,
-    /// Bytes announced by [`Table::will_scan`] since the counts last spilled.
-    unspilled: u64,
+    /// Short tables set aside before their counts could overflow, as
+    /// sorted runs (wide counts); none before 20 GiB of input.
+    runs: Vec<Vec<Entry>>,
+    /// Bytes announced by [`Table::will_scan`] since `short` was started.
+    scanned: u64,
 }
 
 impl Default for Table {
@@ -72,7 +74,8 @@ impl Default for Table {
         Table {
             short: short::Short::with_slots(1 << 12),
             long: long::Long::default(),
-            unspilled: 0,
+            runs: Vec::new(),
+            scanned: 0,
         }
     }
 }
@@ -88,15 +91,20 @@ impl Table {
         self.len() == 0
     }
 
-    /// Counts `bytes` more bytes of input toward the spill bound, spilling
-    /// the short table's counts first if they could overflow.
+    /// Counts `bytes` more bytes of input toward the short table's bound,
+    /// setting the table aside as a sorted run and starting an empty one of
+    /// the same size if its counts could overflow. A table's count is a
+    /// `u32` so that its slot is 32 bytes, and a run merges like another
+    /// thread's.
     fn will_scan(&mut self, bytes: usize) {
         let bytes = bytes as u64;
-        assert!(bytes <= SPILL_BYTES);
-        self.unspilled += bytes;
-        if self.unspilled > SPILL_BYTES {
-            self.short.spill();
-            self.unspilled = bytes;
+        assert!(bytes <= RUN_BYTES);
+        self.scanned += bytes;
+        if self.scanned > RUN_BYTES {
+            let fresh = short::Short::with_slots(self.short.slots.len());
+            self.runs
+                .push(std::mem::replace(&mut self.short, fresh).into_sorted());
+            self.scanned = bytes;
         }
     }
 
@@ -127,8 +135,10 @@ impl Table {
     /// Every name with its stats, sorted by the name's bytes, each with
     /// offset 0: the table keeps no offsets, since it refuses every name
     /// whose offset would be reported.
-    pub fn into_sorted(self) -> Vec<Entry> {
-        engine::merge_runs(vec![self.short.into_sorted(), self.long.into_sorted()])
+    pub fn into_sorted(mut self) -> Vec<Entry> {
+        self.runs.push(self.short.into_sorted());
+        self.runs.push(self.long.into_sorted());
+        engine::merge_runs(self.runs)
     }
 }
 
@@ -234,7 +244,7 @@ impl Adder<'_> {
         }
         let short = &mut self.table.short;
         let i = at / std::mem::size_of::<short::Slot>();
-        let added = short.insert(i, a, b, Stats::new(value));
+        let added = short.insert(i, a, b, value);
         (self.slots, self.shift, self.mask) = Adder::shape(short);
         added
     }
@@ -265,6 +275,8 @@ impl Adder<'_> {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    use crate::stats::Stats;
 
     fn add(t: &mut Table, name: &[u8], value: i16) {
         assert!(t.add(name, value));
@@ -297,6 +309,37 @@ mod tests {
         assert!(sorted.iter().all(|e| e.2 == NO_OFFSET));
         let got: HashMap<Vec<u8>, Stats> = sorted
             .into_iter()
+            .map(|(n, s, _)| (n.into_vec(), s))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_short_table_is_set_aside_before_its_counts_could_overflow() {
+        // Three stretches, each announced as the most one table may take:
+        // the second and third start new tables, and every name's rows
+        // from all three add up in the one sorted result.
+        let mut t = Table::default();
+        let mut want: HashMap<Vec<u8>, Stats> = HashMap::new();
+        for round in 0..3i16 {
+            let mut adder = t.adder(RUN_BYTES as usize);
+            for name in [
+                &b"x"[..],
+                format!("y{round}").as_bytes(),
+                b"a name past sixteen bytes",
+            ] {
+                for value in [round, -round * 7] {
+                    assert!(adder.add(name, value));
+                    want.entry(name.to_vec())
+                        .and_modify(|s| s.add(value))
+                        .or_insert(Stats::new(value));
+                }
+            }
+        }
+        assert_eq!(t.runs.len(), 2);
+        let sorted = t.into_sorted();
+        assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
+        let got: HashMap<Vec<u8>, Stats> = (sorted.into_iter())
             .map(|(n, s, _)| (n.into_vec(), s))
             .collect();
         assert_eq!(got, want);

@@ -6,7 +6,7 @@
 //! word compares with no length check, and a name ending in NUL bytes is
 //! still told apart from its prefix. Half a cache line per name keeps the
 //! 10K-name table in L2 (see docs/PERFORMANCE.md); the slot's count is a
-//! `u32`, spilled into a wide side array before it could overflow.
+//! `u32`, which [`super::Table`] keeps from overflowing.
 
 use super::NO_OFFSET;
 use crate::engine::{Entry, RawName};
@@ -16,8 +16,7 @@ use crate::stats::Stats;
 /// The longest name this table holds: the name and its `;` fill 16 bytes.
 pub const SHORT: usize = 15;
 
-/// One name: its key and its stats. A spilled count lives in a side array,
-/// touched only when spilling and at the end.
+/// One name: its key and its stats.
 #[derive(Clone, Copy)]
 #[repr(C, align(32))]
 pub(super) struct Slot {
@@ -100,9 +99,6 @@ pub(super) struct Short {
     pub slots: Vec<Slot>,
     /// `64 - log2(slots.len())`.
     pub shift: u32,
-    /// Counts moved out of the slots before they could overflow; empty
-    /// until the first spill, then as long as `slots`.
-    spilled: Vec<u64>,
     len: usize,
 }
 
@@ -113,7 +109,6 @@ impl Short {
         Short {
             slots: vec![EMPTY; n],
             shift: 64 - n.trailing_zeros(),
-            spilled: Vec::new(),
             len: 0,
         }
     }
@@ -122,14 +117,14 @@ impl Short {
         self.len
     }
 
-    /// Fills the empty slot `i` with a new name; returns `false`, leaving
-    /// the table alone, for a name [`super::acceptable`] refuses (the
-    /// scanner does not check names: every new one lands here). Grows the
-    /// table when over-full, so a caller holding slot pointers must refresh
-    /// them.
+    /// Fills the empty slot `i` with a new name and its first value;
+    /// returns `false`, leaving the table alone, for a name
+    /// [`super::acceptable`] refuses (the scanner does not check names:
+    /// every new one lands here). Grows the table when over-full, so a
+    /// caller holding slot pointers must refresh them.
     #[cold]
     #[inline(never)]
-    pub fn insert(&mut self, i: usize, a: u64, b: u64, stats: Stats) -> bool {
+    pub fn insert(&mut self, i: usize, a: u64, b: u64, value: i16) -> bool {
         let (bytes, len) = name(a, b);
         if !super::acceptable(&bytes[..len]) {
             return false;
@@ -138,12 +133,11 @@ impl Short {
         self.slots[i] = Slot {
             a,
             b,
-            sum: stats.sum,
-            count: 0,
-            min: stats.min,
-            max: stats.max,
+            sum: i64::from(value),
+            count: 1,
+            min: value,
+            max: value,
         };
-        self.add_count(i, stats.count);
         self.len += 1;
         if over_full(self.len, self.slots.len()) {
             self.resize(self.slots.len() * 2);
@@ -151,105 +145,66 @@ impl Short {
         true
     }
 
-    /// Adds `n` to slot `i`'s count, spilling when the `u32` would overflow.
-    fn add_count(&mut self, i: usize, n: u64) {
-        match u32::try_from(u64::from(self.slots[i].count) + n) {
-            Ok(c) => self.slots[i].count = c,
-            Err(_) => {
-                self.spill();
-                self.spilled[i] += n;
-            }
-        }
-    }
-
-    /// Moves every slot's count into the wide side array.
-    pub fn spill(&mut self) {
-        self.spilled.resize(self.slots.len(), 0);
-        for (s, wide) in self.slots.iter_mut().zip(&mut self.spilled) {
-            *wide += u64::from(std::mem::take(&mut s.count));
-        }
-    }
-
-    /// Moves every name, with its spilled count, to a new array of `n` slots.
+    /// Moves every name to a new array of `n` slots.
     fn resize(&mut self, n: usize) {
         let mut grown = Short::with_slots(n);
         grown.len = self.len;
-        if !self.spilled.is_empty() {
-            grown.spilled = vec![0; n];
-        }
-        for (i, s) in self.slots.iter().enumerate() {
-            if s.a | s.b == 0 {
-                continue;
-            }
+        for s in self.slots.iter().filter(|s| s.a | s.b != 0) {
             let mut j = home(s.a, s.b, grown.shift);
             while grown.slots[j].a | grown.slots[j].b != 0 {
                 j = (j + 1) & (n - 1);
             }
             grown.slots[j] = *s;
-            if let Some(&wide) = self.spilled.get(i) {
-                grown.spilled[j] = wide;
-            }
         }
         *self = grown;
     }
 
-    /// Slot `i`'s stats, its spilled count included.
-    fn stats(&self, i: usize) -> Stats {
-        let s = &self.slots[i];
-        Stats {
-            min: s.min,
-            max: s.max,
-            sum: s.sum,
-            count: u64::from(s.count) + self.spilled.get(i).copied().unwrap_or(0),
+    /// Every name with its stats, sorted by the name's bytes. The slots
+    /// themselves are sorted, by a key that replaces their lookup key:
+    /// the name zero-padded to 15 bytes, big-endian, then its length, so
+    /// that a name sorts before any longer name it starts and apart from
+    /// one that adds NULs. Sorting indices instead, and then reading the
+    /// slots in name order (random order), took a buffer as large as half
+    /// the slots and a cache miss per name (docs/PERFORMANCE.md, step 23).
+    pub fn into_sorted(mut self) -> Vec<Entry> {
+        let mut n = 0;
+        for i in 0..self.slots.len() {
+            let s = self.slots[i];
+            if s.a | s.b != 0 {
+                let (mut bytes, len) = name(s.a, s.b);
+                // A short name leaves byte 15 zero (it held the `;` or padding).
+                bytes[15] = len as u8;
+                let (hi, lo) = bytes.split_at(8);
+                let word = |w: &[u8]| u64::from_be_bytes(w.try_into().unwrap());
+                self.slots[n] = Slot {
+                    a: word(hi),
+                    b: word(lo),
+                    ..s
+                };
+                n += 1;
+            }
         }
-    }
-
-    /// Every name with its stats, sorted by the name's bytes: by a key held
-    /// inline (the name zero-padded to 16 bytes, big-endian, then its
-    /// length) rather than by comparing the names themselves, which would
-    /// chase a pointer per comparison.
-    pub fn into_sorted(self) -> Vec<Entry> {
-        let mut order: Vec<(u128, u64)> = (self.slots.iter().enumerate())
-            .filter(|(_, s)| s.a | s.b != 0)
-            .map(|(i, s)| {
-                // Zero padding sorts a name before any longer name it
-                // starts, and the length tells it from one that adds NULs.
-                let (bytes, len) = name(s.a, s.b);
-                (u128::from_be_bytes(bytes), (len as u64) << 56 | i as u64)
-            })
-            .collect();
-        order.sort_unstable();
-        // The slots are read in name order, which is random order: without
-        // prefetching, the misses on a million names' slots took 70% of
-        // this function's time (perf).
-        const AHEAD: usize = 16;
-        let slot = |tail: u64| (tail & ((1 << 56) - 1)) as usize;
-        (0..order.len())
-            .map(|j| {
-                if let Some(&(_, ahead)) = order.get(j + AHEAD) {
-                    prefetch(&self.slots[slot(ahead)]);
-                }
-                let (key, tail) = order[j];
-                let (len, i) = ((tail >> 56) as usize, slot(tail));
-                let name = RawName::from(&key.to_be_bytes()[..len]);
-                (name, self.stats(i), NO_OFFSET)
+        let sorted = &mut self.slots[..n];
+        sorted.sort_unstable_by_key(|s| (s.a, s.b));
+        (sorted.iter())
+            .map(|s| {
+                let mut bytes = [0; 16];
+                bytes[..8].copy_from_slice(&s.a.to_be_bytes());
+                bytes[8..].copy_from_slice(&s.b.to_be_bytes());
+                let stats = Stats {
+                    min: s.min,
+                    max: s.max,
+                    sum: s.sum,
+                    count: u64::from(s.count),
+                };
+                (
+                    RawName::from(&bytes[..bytes[15] as usize]),
+                    stats,
+                    NO_OFFSET,
+                )
             })
             .collect()
     }
-}
-
-/// Asks the CPU to start loading `x`'s cache line.
-#[inline(always)]
-fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it never faults and reads nothing into
-    // the program's state; `x` is a valid reference anyway.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 #[cfg(test)]
@@ -269,32 +224,14 @@ mod tests {
         }
     }
 
-    #[test]
-    fn counts_spill_instead_of_overflowing() {
-        let mut t = Short::with_slots(4);
-        let big = Stats {
-            count: u64::from(u32::MAX) + 2,
-            ..Stats::new(1)
-        };
-        put(&mut t, b"x", big);
-        // Growing carries spilled counts along.
-        for i in 0..10 {
-            put(&mut t, &[i], Stats::new(0));
-        }
-        let sorted = t.into_sorted();
-        let (_, s, _) = sorted.iter().find(|e| *e.0 == b"x"[..]).unwrap();
-        assert_eq!(s.count, u64::from(u32::MAX) + 2);
-        assert_eq!((s.min, s.max, s.sum), (1, 1, 1));
-    }
-
     /// Inserts a new name at the first free slot of its probe run.
-    fn put(t: &mut Short, name: &[u8], stats: Stats) {
+    fn put(t: &mut Short, name: &[u8], value: i16) {
         let (a, b) = key(name);
         let mut i = home(a, b, t.shift);
         while t.slots[i].a | t.slots[i].b != 0 {
             i = (i + 1) % t.slots.len();
         }
-        assert!(t.insert(i, a, b, stats));
+        assert!(t.insert(i, a, b, value));
     }
 
     #[test]
@@ -320,7 +257,7 @@ mod tests {
         names.dedup();
         let mut t = Short::with_slots(4);
         for (i, name) in names.iter().enumerate().rev() {
-            put(&mut t, name, Stats::new(i as i16));
+            put(&mut t, name, i as i16);
         }
         let want: Vec<Entry> = (names.iter().enumerate())
             .map(|(i, n)| (RawName::from(&n[..]), Stats::new(i as i16), NO_OFFSET))
