@@ -618,6 +618,136 @@ unsafe fn step<K: Kernel, const PIPELINED: bool>(
     }
 }
 
+/// Rows per stream that [`batched`] parses before adding them.
+const BATCH: usize = 8;
+
+/// A short row parsed ahead of its table update, its slot prefetched.
+#[derive(Clone, Copy, Default)]
+struct Row {
+    /// Where its line starts.
+    at: usize,
+    hash: u64,
+    a: u64,
+    b: u64,
+    value: i16,
+}
+
+/// Parses the short line at `*p` into `rows[*n]` and prefetches its slot;
+/// `false`, with `*p` unchanged, if the stream is at its end or the line is
+/// not one the window parses by itself (a long name, a bad value).
+///
+/// # Safety
+/// As for [`line`] at `*p` when `*p < end`.
+#[inline(always)]
+unsafe fn parse_ahead<K: Kernel>(
+    adder: &Adder,
+    buf: &[u8],
+    p: &mut usize,
+    end: usize,
+    rows: &mut [Row; BATCH],
+    n: &mut usize,
+) -> bool {
+    if *p >= end {
+        return false;
+    }
+    // SAFETY: `*p + 32 <= *p + PAD <= buf.len()`.
+    let win = unsafe { K::window(buf.as_ptr().add(*p)) };
+    if win.len > SHORT {
+        return false;
+    }
+    // SAFETY: forwarded from the caller; `win` is the window at `*p`.
+    let Some((value, next)) = (unsafe { short_value::<K>(buf, *p, win) }) else {
+        return false;
+    };
+    let hash = adder.hash(win.a, win.b);
+    adder.prefetch(hash);
+    rows[*n % BATCH] = Row {
+        at: *p,
+        hash,
+        a: win.a,
+        b: win.b,
+        value,
+    };
+    *n += 1;
+    *p += next;
+    true
+}
+
+/// Adds a stream's parsed rows in order. If the table refuses one, moves
+/// the stream back to its line and returns `false`; the rows after it are
+/// dropped, to be parsed again from there.
+#[inline(always)]
+fn add_rows(adder: &mut Adder, p: &mut usize, rows: &[Row]) -> bool {
+    for row in rows {
+        if !adder.add_short_hashed(row.hash, row.a, row.b, row.value) {
+            *p = row.at;
+            return false;
+        }
+    }
+    true
+}
+
+/// [`lockstep`] for a big table: parses up to [`BATCH`] short rows of
+/// each stream, prefetching each row's slot, and only then adds them, so
+/// that up to `BATCH * STREAMS` slot misses are in flight at once.
+///
+/// # Safety
+/// As for [`lockstep`].
+#[inline(always)]
+unsafe fn batched<K: Kernel>(
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; STREAMS],
+    ends: &[usize; STREAMS],
+) {
+    let [mut a, mut b, mut c] = *ps;
+    let [ea, eb, ec] = *ends;
+    let mut rows = [[Row::default(); BATCH]; STREAMS];
+    loop {
+        let [ra, rb, rc] = &mut rows;
+        let (mut na, mut nb, mut nc) = (0, 0, 0);
+        let mut flowing = true;
+        while flowing && nc < BATCH {
+            // SAFETY: `parse_ahead` reads only below each stream's end;
+            // bounds and CPU features forwarded from the caller.
+            flowing = unsafe {
+                parse_ahead::<K>(adder, buf, &mut a, ea, ra, &mut na)
+                    && parse_ahead::<K>(adder, buf, &mut b, eb, rb, &mut nb)
+                    && parse_ahead::<K>(adder, buf, &mut c, ec, rc, &mut nc)
+            };
+        }
+        // Every stream's rows come before its position; `&`, not `&&`, so
+        // that each stream adds what it parsed.
+        let added = add_rows(adder, &mut a, &ra[..na])
+            & add_rows(adder, &mut b, &rb[..nb])
+            & add_rows(adder, &mut c, &rc[..nc]);
+        if !added {
+            break;
+        }
+        if flowing {
+            continue;
+        }
+        // The first stream that stopped parsing ahead: at its end, or at
+        // a line for the plain path.
+        let (p, end) = if na == nc {
+            (&mut a, ea)
+        } else if nb == nc {
+            (&mut b, eb)
+        } else {
+            (&mut c, ec)
+        };
+        if *p >= end {
+            break;
+        }
+        // SAFETY: `*p < end`, so `*p + PAD <= buf.len()`.
+        match unsafe { line::<K>(adder, buf, *p) } {
+            Some(next) => *p = next,
+            None => break,
+        }
+    }
+    *ps = [a, b, c];
+}
+
 /// How many stretches of a chunk [`scan_lockstep`] parses side by side.
 pub const STREAMS: usize = 3;
 
@@ -652,6 +782,18 @@ unsafe fn lockstep_avx2<const PIPELINED: bool>(
 ) {
     // SAFETY: forwarded from the caller (bounds; AVX2 and BMI present).
     unsafe { lockstep::<avx2::Avx2, PIPELINED>(adder, buf, ps, ends) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+unsafe fn batched_avx2(
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; STREAMS],
+    ends: &[usize; STREAMS],
+) {
+    // SAFETY: forwarded from the caller (bounds; AVX2 and BMI present).
+    unsafe { batched::<avx2::Avx2>(adder, buf, ps, ends) }
 }
 
 /// Whether [`Kernels::Best`] is AVX2 on this CPU (with BMI1 and BMI2,
@@ -700,7 +842,8 @@ pub fn scan(
 /// caller finishes the streams one by one with [`scan`].
 ///
 /// A table past a few MiB is fed a row behind, its slots prefetched
-/// ([`Adder::is_big`]).
+/// ([`Adder::is_big`]), and one past tens of MiB a batch of rows behind
+/// ([`Adder::is_huge`]).
 ///
 /// # Panics
 /// If some `ends[k] + PAD > buf.len()`.
@@ -711,14 +854,31 @@ pub fn scan_lockstep(
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
-    let pipelined = adder.is_big();
-    scan_lockstep_as(kernels, pipelined, adder, buf, ps, ends);
+    let feed = if adder.is_huge() {
+        Feed::Batched
+    } else if adder.is_big() {
+        Feed::Pipelined
+    } else {
+        Feed::Plain
+    };
+    scan_lockstep_as(kernels, feed, adder, buf, ps, ends);
 }
 
-/// [`scan_lockstep`], fed a row behind or not as `pipelined` says.
+/// How [`scan_lockstep`] feeds rows to the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Feed {
+    /// Each row as soon as it is parsed ([`lockstep`]).
+    Plain,
+    /// A row behind, its slot prefetched (`lockstep` pipelined).
+    Pipelined,
+    /// A batch of rows behind, their slots prefetched ([`batched`]).
+    Batched,
+}
+
+/// [`scan_lockstep`], feeding rows as `feed` says.
 fn scan_lockstep_as(
     kernels: Kernels,
-    pipelined: bool,
+    feed: Feed,
     adder: &mut Adder,
     buf: &[u8],
     ps: &mut [usize; STREAMS],
@@ -729,19 +889,19 @@ fn scan_lockstep_as(
     if avx2(kernels) {
         // SAFETY: bounds asserted above, AVX2 and BMI detected at run time.
         return unsafe {
-            if pipelined {
-                lockstep_avx2::<true>(adder, buf, ps, ends)
-            } else {
-                lockstep_avx2::<false>(adder, buf, ps, ends)
+            match feed {
+                Feed::Plain => lockstep_avx2::<false>(adder, buf, ps, ends),
+                Feed::Pipelined => lockstep_avx2::<true>(adder, buf, ps, ends),
+                Feed::Batched => batched_avx2(adder, buf, ps, ends),
             }
         };
     }
     // SAFETY: bounds asserted above; SWAR needs no CPU feature.
     unsafe {
-        if pipelined {
-            lockstep::<Swar, true>(adder, buf, ps, ends)
-        } else {
-            lockstep::<Swar, false>(adder, buf, ps, ends)
+        match feed {
+            Feed::Plain => lockstep::<Swar, false>(adder, buf, ps, ends),
+            Feed::Pipelined => lockstep::<Swar, true>(adder, buf, ps, ends),
+            Feed::Batched => batched::<Swar>(adder, buf, ps, ends),
         }
     }
 }
@@ -790,13 +950,13 @@ mod tests {
         }
     }
 
-    /// Both ways of feeding [`scan_lockstep`]'s streams, with both kernels,
-    /// on the same chunk. They may stop at different places (the
-    /// pipelined one learns that a table refuses a name a row later, when
-    /// the other streams have moved on), but each must have added exactly
-    /// the rows before each stream's stopping place, as the strict parser
-    /// reads them.
-    fn lockstep_both_ways(chunk: &[u8]) {
+    /// Every way of feeding [`scan_lockstep`]'s streams, with both
+    /// kernels, on the same chunk. They may stop at different places (a
+    /// pipelined or batched feed learns that a table refuses a name later,
+    /// when the other streams have moved on), but each must have added
+    /// exactly the rows before each stream's stopping place, as the strict
+    /// parser reads them.
+    fn lockstep_every_way(chunk: &[u8]) {
         let limit = chunk.len() - PAD;
         let cut = |at: usize| {
             at + chunk[at..limit]
@@ -807,12 +967,12 @@ mod tests {
         let starts = [0, cut(limit / 3), cut(2 * limit / 3)];
         let ends = [starts[1], starts[2], limit];
         for kernels in [Kernels::Best, Kernels::Portable] {
-            for pipelined in [false, true] {
+            for feed in [Feed::Plain, Feed::Pipelined, Feed::Batched] {
                 let mut table = Table::default();
                 let mut ps = starts;
                 scan_lockstep_as(
                     kernels,
-                    pipelined,
+                    feed,
                     &mut table.adder(chunk.len()),
                     chunk,
                     &mut ps,
@@ -839,14 +999,14 @@ mod tests {
                     .map(|(n, s, _)| (n.into_vec(), s))
                     .collect();
                 let want: Vec<(Vec<u8>, Stats)> = want.into_iter().collect();
-                assert_eq!(got, want, "{kernels:?}, pipelined: {pipelined}");
+                assert_eq!(got, want, "{kernels:?}, {feed:?}");
             }
         }
     }
 
     proptest! {
         #[test]
-        fn pipelined_lockstep_agrees_with_the_plain_one(
+        fn every_feed_adds_exactly_the_rows_before_its_stops(
             rows in proptest::collection::vec(
                 (0usize..3000, -999i16..1000, 0u8..40),
                 1..400,
@@ -877,7 +1037,7 @@ mod tests {
                 chunk.push(b'\n');
             }
             chunk.extend_from_slice(&[0; PAD]);
-            lockstep_both_ways(&chunk);
+            lockstep_every_way(&chunk);
         }
     }
 }

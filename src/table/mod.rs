@@ -55,6 +55,13 @@ const RUN_BYTES: u64 = 5 * u32::MAX as u64;
 /// (docs/PERFORMANCE.md, step 19).
 const BIG_TABLE: usize = 4 << 20;
 
+/// Short-table size in bytes beyond which [`Adder::is_huge`] holds: where
+/// rows parsed a batch ahead (more misses in flight) beat rows fed one
+/// behind. A million names' 64 MiB tables: 0.91× the CPU time; 400,000
+/// names' 32 MiB ones: 0.99×; 100,000 names' 8 MiB ones: 1.06×
+/// (docs/PERFORMANCE.md, step 24).
+const HUGE_TABLE: usize = 16 << 20;
+
 /// An open-addressing table from station names to [`Stats`].
 #[derive(Clone)]
 pub struct Table {
@@ -191,6 +198,13 @@ impl Adder<'_> {
     /// slot is worth fetching a row ahead ([`Adder::prefetch`]).
     pub fn is_big(&self) -> bool {
         self.mask >= BIG_TABLE
+    }
+
+    /// Whether the short table has outgrown the TLB's reach and the last
+    /// level cache's share of one core, so that rows are worth parsing a
+    /// batch ahead of their updates.
+    pub fn is_huge(&self) -> bool {
+        self.mask >= HUGE_TABLE
     }
 
     /// Starts loading the home slot of the key whose [`Adder::hash`] is
