@@ -547,8 +547,9 @@ unsafe fn lockstep<K: Kernel, const PIPELINED: bool>(
     *ps = [a, b, c];
 }
 
-/// A stream's short row whose slot was prefetched but not yet updated.
-#[derive(Clone, Copy)]
+/// A short row parsed ahead of its table update, its slot prefetched
+/// ([`step`] pipelined, [`batched`]).
+#[derive(Clone, Copy, Default)]
 struct Pending {
     /// Where its line starts.
     at: usize,
@@ -621,17 +622,6 @@ unsafe fn step<K: Kernel, const PIPELINED: bool>(
 /// Rows per stream that [`batched`] parses before adding them.
 const BATCH: usize = 8;
 
-/// A short row parsed ahead of its table update, its slot prefetched.
-#[derive(Clone, Copy, Default)]
-struct Row {
-    /// Where its line starts.
-    at: usize,
-    hash: u64,
-    a: u64,
-    b: u64,
-    value: i16,
-}
-
 /// Parses the short line at `*p` into `rows[*n]` and prefetches its slot;
 /// `false`, with `*p` unchanged, if the stream is at its end or the line is
 /// not one the window parses by itself (a long name, a bad value).
@@ -644,7 +634,7 @@ unsafe fn parse_ahead<K: Kernel>(
     buf: &[u8],
     p: &mut usize,
     end: usize,
-    rows: &mut [Row; BATCH],
+    rows: &mut [Pending; BATCH],
     n: &mut usize,
 ) -> bool {
     if *p >= end {
@@ -661,7 +651,7 @@ unsafe fn parse_ahead<K: Kernel>(
     };
     let hash = adder.hash(win.a, win.b);
     adder.prefetch(hash);
-    rows[*n % BATCH] = Row {
+    rows[*n % BATCH] = Pending {
         at: *p,
         hash,
         a: win.a,
@@ -677,7 +667,7 @@ unsafe fn parse_ahead<K: Kernel>(
 /// the stream back to its line and returns `false`; the rows after it are
 /// dropped, to be parsed again from there.
 #[inline(always)]
-fn add_rows(adder: &mut Adder, p: &mut usize, rows: &[Row]) -> bool {
+fn add_rows(adder: &mut Adder, p: &mut usize, rows: &[Pending]) -> bool {
     for row in rows {
         if !adder.add_short_hashed(row.hash, row.a, row.b, row.value) {
             *p = row.at;
@@ -702,7 +692,7 @@ unsafe fn batched<K: Kernel>(
 ) {
     let [mut a, mut b, mut c] = *ps;
     let [ea, eb, ec] = *ends;
-    let mut rows = [[Row::default(); BATCH]; STREAMS];
+    let mut rows = [[Pending::default(); BATCH]; STREAMS];
     loop {
         let [ra, rb, rc] = &mut rows;
         let (mut na, mut nb, mut nc) = (0, 0, 0);
