@@ -106,7 +106,7 @@ impl Default for Options {
 /// short-table name, see [`crate::table::SHORT`]) are held inline, in the
 /// 24 bytes a `Vec` takes: with a heap block per name, a million names
 /// cost two million allocations and frees across the threads' runs and
-/// the summary (docs/PERFORMANCE.md, step 20).
+/// the summary (docs/PERFORMANCE.md, step 21).
 pub type RawName = SmallVec<[u8; 16]>;
 
 /// A distinct raw name, its stats, and where [`Summary::from_entries`]
