@@ -62,7 +62,7 @@ const BIG_TABLE: usize = 4 << 20;
 /// (docs/PERFORMANCE.md, step 24).
 const HUGE_TABLE: usize = 16 << 20;
 
-/// An open-addressing table from station names to [`Stats`].
+/// An open-addressing table from station names to [`Stats`](crate::Stats).
 #[derive(Clone)]
 pub struct Table {
     short: short::Short,
