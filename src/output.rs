@@ -39,6 +39,16 @@ fn tenths(out: &mut Vec<u8>, t: i64) {
         out.push(b'-');
     }
     let a = t.unsigned_abs();
+    if a < 1000 {
+        // Every value and mean is within ±99.9: at most two whole digits,
+        // written without the loop below or a copy of variable length.
+        let (whole, frac) = ((a / 10) as u8, (a % 10) as u8);
+        if whole >= 10 {
+            out.push(b'0' + whole / 10);
+        }
+        out.extend_from_slice(&[b'0' + whole % 10, b'.', b'0' + frac]);
+        return;
+    }
     // Digits of the whole part, last first, without allocating: a million
     // stations print three numbers each.
     let mut digits = [0u8; 20];
@@ -196,6 +206,17 @@ mod tests {
             let mut out = Vec::new();
             tenths(&mut out, t);
             assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
+        // Both sides of the short path's bound, against plain formatting.
+        for t in -1100i64..1100 {
+            let a = t.unsigned_abs();
+            let sign = if t < 0 { "-" } else { "" };
+            let mut out = Vec::new();
+            tenths(&mut out, t);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                format!("{sign}{}.{}", a / 10, a % 10)
+            );
         }
     }
 
