@@ -8,6 +8,11 @@
 //! 10K-name table in L2 (see docs/PERFORMANCE.md); the slot's count is a
 //! `u32`, which [`super::Table`] keeps from overflowing.
 
+use bytemuck::{Pod, Zeroable};
+use memmap2::MmapMut;
+#[cfg(target_os = "linux")]
+use memmap2::RemapOptions;
+
 use super::NO_OFFSET;
 use crate::engine::{Entry, RawName};
 use crate::scan::matches;
@@ -16,8 +21,8 @@ use crate::stats::Stats;
 /// The longest name this table holds: the name and its `;` fill 16 bytes.
 pub const SHORT: usize = 15;
 
-/// One name: its key and its stats.
-#[derive(Clone, Copy)]
+/// One name: its key and its stats. All zeros is an empty slot.
+#[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, align(32))]
 pub(super) struct Slot {
     /// Key bytes 0..8: the name, its `;`, then zeros (little-endian).
@@ -30,14 +35,63 @@ pub(super) struct Slot {
     pub max: i16,
 }
 
-const EMPTY: Slot = Slot {
-    a: 0,
-    b: 0,
-    sum: 0,
-    count: 0,
-    min: 0,
-    max: 0,
-};
+/// The slot array: an anonymous mapping rather than a `Vec`, so that it
+/// comes zeroed, all slots empty, and doubles where it is: the kernel moves
+/// its pages (`mremap`), so that growing faults in only the new half. A
+/// new array faulted in and filled both halves, which was most of what
+/// inserting a million names cost (docs/PERFORMANCE.md, step 26).
+pub(super) struct Slots(MmapMut);
+
+impl Slots {
+    /// `n` empty slots.
+    fn empty(n: usize) -> Slots {
+        let bytes = n * std::mem::size_of::<Slot>();
+        let mut slots = Slots(MmapMut::map_anon(bytes).expect("memory for a table's slots"));
+        slots.0.fill(0);
+        slots
+    }
+
+    /// Doubles the array; the new half is empty.
+    fn double(&mut self) {
+        let bytes = self.0.len() * 2;
+        #[cfg(target_os = "linux")]
+        // SAFETY: `remap` may move the mapping, which would leave any
+        // reference into it dangling; `&mut self` proves there is none.
+        // (The scanner's raw pointer into the slots is taken anew after
+        // every insert, the only way here.)
+        unsafe { self.0.remap(bytes, RemapOptions::new().may_move(true)) }
+            .expect("memory for a table's slots");
+        #[cfg(not(target_os = "linux"))]
+        {
+            let mut grown = MmapMut::map_anon(bytes).expect("memory for a table's slots");
+            grown[..self.0.len()].copy_from_slice(&self.0);
+            self.0 = grown;
+        }
+        self.0[bytes / 2..].fill(0);
+    }
+}
+
+impl Clone for Slots {
+    fn clone(&self) -> Slots {
+        let mut copy = Slots::empty(self.len());
+        copy.0.copy_from_slice(&self.0);
+        copy
+    }
+}
+
+impl std::ops::Deref for Slots {
+    type Target = [Slot];
+
+    fn deref(&self) -> &[Slot] {
+        bytemuck::cast_slice(&self.0)
+    }
+}
+
+impl std::ops::DerefMut for Slots {
+    fn deref_mut(&mut self) -> &mut [Slot] {
+        bytemuck::cast_slice_mut(&mut self.0)
+    }
+}
 
 /// The key of a name of at most [`SHORT`] bytes: its bytes and `;`,
 /// zero-padded to 16, as two little-endian words.
@@ -96,7 +150,7 @@ fn over_full(len: usize, n: usize) -> bool {
 /// The table of short names.
 #[derive(Clone)]
 pub(super) struct Short {
-    pub slots: Vec<Slot>,
+    pub slots: Slots,
     /// `64 - log2(slots.len())`.
     pub shift: u32,
     len: usize,
@@ -107,7 +161,7 @@ impl Short {
     pub fn with_slots(n: usize) -> Short {
         debug_assert!(n.is_power_of_two() && n >= 2);
         Short {
-            slots: vec![EMPTY; n],
+            slots: Slots::empty(n),
             shift: 64 - n.trailing_zeros(),
             len: 0,
         }
@@ -140,23 +194,46 @@ impl Short {
         };
         self.len += 1;
         if over_full(self.len, self.slots.len()) {
-            self.resize(self.slots.len() * 2);
+            self.grow();
         }
         true
     }
 
-    /// Moves every name to a new array of `n` slots.
-    fn resize(&mut self, n: usize) {
-        let mut grown = Short::with_slots(n);
-        grown.len = self.len;
-        for s in self.slots.iter().filter(|s| s.a | s.b != 0) {
-            let mut j = home(s.a, s.b, grown.shift);
-            while grown.slots[j].a | grown.slots[j].b != 0 {
-                j = (j + 1) & (n - 1);
+    /// Doubles the table where it is ([`Slots::double`]) and moves each
+    /// name to its new place. A name's new home is its old home doubled,
+    /// give or take one, so visiting the old slots from the top down finds
+    /// the slots above each one already settled. A bitmap says which slots
+    /// hold a name in its new place: a name goes to the first slot from its
+    /// new home that holds none, and if that slot still holds an old name
+    /// not yet visited (the rare name whose probe run wraps, or runs below
+    /// the one being placed), that name is taken out and placed in turn.
+    fn grow(&mut self) {
+        self.slots.double();
+        self.shift -= 1;
+        let n = self.slots.len();
+        let mut placed = vec![0u64; n.div_ceil(64)];
+        let is_placed = |placed: &[u64], k: usize| placed[k / 64] >> (k % 64) & 1 != 0;
+        for j in (0..n / 2).rev() {
+            let mut moving = self.slots[j];
+            if moving.a | moving.b == 0 || is_placed(&placed, j) {
+                continue;
             }
-            grown.slots[j] = *s;
+            self.slots[j] = Slot::zeroed();
+            loop {
+                let mut k = home(moving.a, moving.b, self.shift);
+                while is_placed(&placed, k) {
+                    k = (k + 1) & (n - 1);
+                }
+                placed[k / 64] |= 1 << (k % 64);
+                let there = std::mem::replace(&mut self.slots[k], moving);
+                if there.a | there.b == 0 {
+                    break;
+                }
+                // Every slot above `j` was emptied or settled.
+                debug_assert!(k < j);
+                moving = there;
+            }
         }
-        *self = grown;
     }
 
     /// Every name with its stats, sorted by the name's bytes. The slots
