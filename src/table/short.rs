@@ -36,14 +36,19 @@ pub(super) struct Slot {
 }
 
 /// The slot array: an anonymous mapping rather than a `Vec`, so that it
-/// comes zeroed, all slots empty, and doubles where it is: the kernel moves
-/// its pages (`mremap`), so that growing faults in only the new half. A
-/// new array faulted in and filled both halves, which was most of what
-/// inserting a million names cost (docs/PERFORMANCE.md, step 26).
+/// doubles where it is: the kernel moves its pages (`mremap`), so that
+/// growing faults in only the new half. A new array faulted in and filled
+/// both halves, which was most of what inserting a million names cost
+/// (docs/PERFORMANCE.md, step 26).
+///
+/// Fresh pages are written with zeros (empty slots) as soon as they are
+/// mapped, although they read as zeros already: a page first read maps
+/// the kernel's shared zero page, and replacing it at the first write
+/// flushes the other threads' TLBs, which cost more than the writes.
 pub(super) struct Slots(MmapMut);
 
 impl Slots {
-    /// `n` empty slots.
+    /// `n` empty slots, every page written.
     fn empty(n: usize) -> Slots {
         let bytes = n * std::mem::size_of::<Slot>();
         let mut slots = Slots(MmapMut::map_anon(bytes).expect("memory for a table's slots"));
