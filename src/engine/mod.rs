@@ -274,19 +274,24 @@ fn merge_two(x: Vec<Entry>, y: Vec<Entry>) -> Vec<Entry> {
         return if x.is_empty() { y } else { x };
     }
     let mut out = Vec::with_capacity(x.len().max(y.len()));
-    let (mut x, mut y) = (x.into_iter().peekable(), y.into_iter().peekable());
-    while let (Some(a), Some(b)) = (x.peek(), y.peek()) {
-        let next = match a.0.cmp(&b.0) {
-            std::cmp::Ordering::Less => x.next(),
-            std::cmp::Ordering::Greater => y.next(),
+    // Compared where they lie and moved once, into `out`: through a
+    // `Peekable`, each entry was moved into its peeked slot first (the
+    // merge of two runs of 10^6 names: 48.5 ms that way, 42.1 ms this
+    // way, `--timings`, medians of 7 alternated runs).
+    let (mut x, mut y) = (x.into_iter(), y.into_iter());
+    while let (Some(a), Some(b)) = (x.as_slice().first(), y.as_slice().first()) {
+        match a.0.cmp(&b.0) {
+            std::cmp::Ordering::Less => out.extend(x.next()),
+            std::cmp::Ordering::Greater => out.extend(y.next()),
             std::cmp::Ordering::Equal => {
-                let (mut a, b) = (x.next().unwrap(), y.next().unwrap());
-                a.1.merge(&b.1);
-                a.2 = a.2.min(b.2);
-                Some(a)
+                let b = y.next().expect("peeked");
+                out.extend(x.next().map(|mut a| {
+                    a.1.merge(&b.1);
+                    a.2 = a.2.min(b.2);
+                    a
+                }));
             }
-        };
-        out.extend(next);
+        }
     }
     out.extend(x);
     out.extend(y);
