@@ -60,10 +60,9 @@ impl Slots {
     fn double(&mut self) {
         let bytes = self.0.len() * 2;
         #[cfg(target_os = "linux")]
-        // SAFETY: `remap` may move the mapping, which would leave any
-        // reference into it dangling; `&mut self` proves there is none.
-        // (The scanner's raw pointer into the slots is taken anew after
-        // every insert, the only way here.)
+        // SAFETY: `remap` may move the mapping, leaving references into it
+        // dangling; `&mut self` proves there are none (the scanner's raw
+        // pointer is taken anew after every insert, the only way here).
         unsafe { self.0.remap(bytes, RemapOptions::new().may_move(true)) }
             .expect("memory for a table's slots");
         #[cfg(not(target_os = "linux"))]
