@@ -651,6 +651,7 @@ unsafe fn parse_ahead<K: Kernel>(
     };
     let hash = adder.hash(win.a, win.b);
     adder.prefetch(hash);
+    // `*n < BATCH` (the caller stops there); `%` spares a bounds check.
     rows[*n % BATCH] = Pending {
         at: *p,
         hash,
