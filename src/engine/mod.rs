@@ -168,7 +168,7 @@ impl Summary {
         if let Some(fault) = fault {
             return Err(fault);
         }
-        // `String`s order as their bytes do, so the stations are sorted too.
+        // `str`s order as their bytes do, so the stations are sorted too.
         debug_assert!(stations.windows(2).all(|w| w[0].0 < w[1].0));
         Ok(Summary { stations })
     }
