@@ -88,7 +88,9 @@ impl Default for Table {
 }
 
 impl Table {
-    /// Number of distinct names.
+    /// Number of distinct names in the live tables: a short table set
+    /// aside as a run (past 20 GiB of input, see [`Table::adder`]) no
+    /// longer counts.
     pub fn len(&self) -> usize {
         self.short.len() + self.long.len()
     }
