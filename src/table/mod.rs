@@ -19,6 +19,7 @@
 //! the slot array's address and shape in registers across rows.
 
 mod long;
+mod radix;
 pub mod short;
 
 use crate::engine::{self, Entry};

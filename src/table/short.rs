@@ -265,8 +265,9 @@ impl Short {
                 n += 1;
             }
         }
-        let sorted = &mut self.slots[..n];
-        sorted.sort_unstable_by_key(|s| (s.a, s.b));
+        // At most half full (`over_full`), so the free slots can hold them all.
+        let (sorted, spare) = self.slots.split_at_mut(n);
+        super::radix::sort(sorted, spare);
         (sorted.iter())
             .map(|s| {
                 let mut bytes = [0; 16];

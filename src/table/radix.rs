@@ -1,0 +1,154 @@
+//! The sort of the short table's slots by their 16-byte sort keys: a
+//! most-significant-byte-first radix sort, with the table's free slots as
+//! its scratch space.
+//!
+//! Why not `sort_unstable`: with a million names per thread, comparison
+//! sorting the 32-byte slots took a fifth of the run (docs/PERFORMANCE.md,
+//! step 28). Its first dozen levels each stream the whole array through
+//! the cache; a radix pass puts every slot in its bucket by one byte, so
+//! a few passes leave buckets small enough to sort within L1.
+
+use super::short::Slot;
+
+/// Buckets of at most this many slots are sorted by comparison, where a
+/// radix pass would cost more in its 256 counters than it saves.
+const SMALL: usize = 48;
+
+/// Sorts `slots` by their key `(a, b)`, using `spare` (at least as long)
+/// as scratch space. Keys must be distinct, as a table's are.
+pub(super) fn sort(slots: &mut [Slot], spare: &mut [Slot]) {
+    let Some(&first) = slots.first() else {
+        return;
+    };
+    // The bytes all keys share are skipped in one pass, not a pass each.
+    let (mut a, mut b) = (0, 0);
+    for s in slots.iter() {
+        a |= s.a ^ first.a;
+        b |= s.b ^ first.b;
+    }
+    let shared = if a != 0 {
+        a.leading_zeros() / 8
+    } else {
+        8 + b.leading_zeros() / 8
+    };
+    let n = slots.len();
+    msd(slots, &mut spare[..n], shared as usize, false);
+}
+
+/// Byte `i` of the big-endian key `(a, b)`.
+#[inline(always)]
+fn byte(s: &Slot, i: usize) -> usize {
+    let word = if i < 8 { s.a } else { s.b };
+    (word >> (56 - 8 * (i % 8))) as usize & 0xff
+}
+
+/// Sorts `src`, whose keys agree on their bytes before `i`, leaving the
+/// result in `dst` if `into_dst`, else in `src`; the other is scratch.
+/// Each level scatters from one buffer into the other, so the buffers
+/// swap roles level by level and only the small buckets' sorted slots
+/// are copied when they end in the wrong one.
+fn msd(src: &mut [Slot], dst: &mut [Slot], mut i: usize, into_dst: bool) {
+    let mut counts = [0usize; 256];
+    loop {
+        if src.len() <= SMALL || i == 16 {
+            src.sort_unstable_by_key(|s| (s.a, s.b));
+            if into_dst {
+                dst.copy_from_slice(src);
+            }
+            return;
+        }
+        counts.fill(0);
+        for s in src.iter() {
+            counts[byte(s, i)] += 1;
+        }
+        // A byte all keys share (a common prefix) sorts nothing.
+        if !counts.contains(&src.len()) {
+            break;
+        }
+        i += 1;
+    }
+    let mut next = [0usize; 256];
+    let mut start = 0;
+    for (next, &count) in next.iter_mut().zip(&counts) {
+        *next = start;
+        start += count;
+    }
+    for s in src.iter() {
+        let b = byte(s, i);
+        dst[next[b]] = *s;
+        next[b] += 1;
+    }
+    let mut start = 0;
+    for &count in counts.iter().filter(|&&c| c > 0) {
+        let bucket = start..start + count;
+        msd(&mut dst[bucket.clone()], &mut src[bucket], i + 1, !into_dst);
+        start += count;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytemuck::Zeroable;
+    use proptest::prelude::*;
+
+    fn slot(a: u64, b: u64, sum: i64) -> Slot {
+        Slot {
+            a,
+            b,
+            sum,
+            ..Slot::zeroed()
+        }
+    }
+
+    proptest! {
+        /// Keys drawn from a few values per byte, so that they share
+        /// prefixes, whole words and buckets of every size; each slot's
+        /// stats travel with its key.
+        #[test]
+        fn sorts_like_sort_unstable(
+            keys in prop::collection::hash_set(
+                prop::collection::vec(prop::sample::select(vec![0u8, 1, 0x41, 0x80, 0xff]), 16),
+                0..600,
+            ),
+        ) {
+            let mut slots: Vec<Slot> = (keys.iter().enumerate())
+                .map(|(k, bytes)| {
+                    let a = u64::from_be_bytes(bytes[..8].try_into().unwrap());
+                    let b = u64::from_be_bytes(bytes[8..].try_into().unwrap());
+                    slot(a, b, k as i64)
+                })
+                .collect();
+            let mut want = slots.clone();
+            want.sort_unstable_by_key(|s| (s.a, s.b));
+            let mut spare = vec![Slot::zeroed(); slots.len() + 3];
+            sort(&mut slots, &mut spare);
+            let fields = |v: &[Slot]| v.iter().map(|s| (s.a, s.b, s.sum)).collect::<Vec<_>>();
+            prop_assert_eq!(fields(&slots), fields(&want));
+        }
+    }
+
+    #[test]
+    fn many_keys_sharing_a_prefix_pass_through_several_levels() {
+        // `st0` … `st99999` as the short table's sort keys would read.
+        let mut slots: Vec<Slot> = (0..100_000u64)
+            .map(|k| {
+                let mut bytes = [0u8; 16];
+                let name = format!("st{}", k * 7919 % 100_000);
+                bytes[..name.len()].copy_from_slice(name.as_bytes());
+                bytes[15] = name.len() as u8;
+                let a = u64::from_be_bytes(bytes[..8].try_into().unwrap());
+                let b = u64::from_be_bytes(bytes[8..].try_into().unwrap());
+                slot(a, b, k as i64)
+            })
+            .collect();
+        let mut want = slots.clone();
+        want.sort_unstable_by_key(|s| (s.a, s.b));
+        let mut spare = vec![Slot::zeroed(); slots.len()];
+        sort(&mut slots, &mut spare);
+        assert!(slots
+            .iter()
+            .zip(&want)
+            .all(|(x, y)| (x.a, x.b, x.sum) == (y.a, y.b, y.sum)));
+    }
+}
