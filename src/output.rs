@@ -5,6 +5,8 @@
 
 use std::io::{self, Write};
 
+use compact_str::CompactString;
+
 use crate::engine::Summary;
 use crate::stats::Stats;
 
@@ -102,69 +104,120 @@ fn csv_field(out: &mut Vec<u8>, s: &str) {
 
 /// Renders a summary in the given format, final newline included.
 pub fn render(summary: &Summary, format: Format) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + summary.stations.len() * 48);
     let stations = &summary.stations;
+    let mut out = Vec::with_capacity(64 + stations.len() * 48);
+    out.extend_from_slice(head(format));
+    render_stations(&mut out, format, stations, 0, stations.len());
+    out.extend_from_slice(tail(format, stations.len()));
+    out
+}
+
+/// Summaries with fewer stations than this render on one thread: a
+/// thread's start costs more than a part this small takes to render.
+const PARALLEL_STATIONS: usize = 1 << 16;
+
+/// [`render`] cut into up to `threads` parts rendered side by side, to be
+/// written one after the other. Rendering a million stations took about
+/// 45 ms on one thread, after the aggregation threads had finished
+/// (docs/PERFORMANCE.md, step 30).
+pub fn render_parts(summary: &Summary, format: Format, threads: usize) -> Vec<Vec<u8>> {
+    let stations = &summary.stations;
+    let total = stations.len();
+    if threads <= 1 || total < PARALLEL_STATIONS {
+        return vec![render(summary, format)];
+    }
+    let per = total.div_ceil(threads);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = (stations.chunks(per).enumerate())
+            .map(|(k, part)| {
+                s.spawn(move || {
+                    let first = k * per;
+                    let mut out = Vec::with_capacity(64 + part.len() * 48);
+                    if first == 0 {
+                        out.extend_from_slice(head(format));
+                    }
+                    render_stations(&mut out, format, part, first, total);
+                    if first + part.len() == total {
+                        out.extend_from_slice(tail(format, total));
+                    }
+                    out
+                })
+            })
+            .collect();
+        (parts.into_iter())
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+/// What comes before the first station.
+fn head(format: Format) -> &'static [u8] {
     match format {
-        Format::Official => {
-            out.push(b'{');
-            for (i, (name, s)) in stations.iter().enumerate() {
+        Format::Official => b"{",
+        Format::Lines => b"{\n",
+        Format::Json => b"[",
+        Format::Csv => b"station,min,mean,max,count\n",
+    }
+}
+
+/// What comes after the last of `total` stations.
+fn tail(format: Format, total: usize) -> &'static [u8] {
+    match format {
+        Format::Official | Format::Lines => b"}\n",
+        Format::Json if total == 0 => b"]\n",
+        Format::Json => b"\n]\n",
+        Format::Csv => b"",
+    }
+}
+
+/// Renders `stations`, the ones from index `first` on of `total`: the
+/// separators depend on where a station stands.
+fn render_stations(
+    out: &mut Vec<u8>,
+    format: Format,
+    stations: &[(CompactString, Stats)],
+    first: usize,
+    total: usize,
+) {
+    for (i, (name, s)) in (first..).zip(stations) {
+        match format {
+            Format::Official => {
                 if i > 0 {
                     out.extend_from_slice(b", ");
                 }
                 out.extend_from_slice(name.as_bytes());
                 out.push(b'=');
-                min_mean_max(&mut out, s, b'/');
+                min_mean_max(out, s, b'/');
             }
-            out.extend_from_slice(b"}\n");
-        }
-        Format::Lines => {
-            out.extend_from_slice(b"{\n");
-            for (i, (name, s)) in stations.iter().enumerate() {
+            Format::Lines => {
                 out.extend_from_slice(b"    ");
                 out.extend_from_slice(name.as_bytes());
                 out.push(b'=');
-                min_mean_max(&mut out, s, b'/');
-                out.extend_from_slice(if i + 1 < stations.len() {
-                    b",\n"
-                } else {
-                    b"\n"
-                });
+                min_mean_max(out, s, b'/');
+                out.extend_from_slice(if i + 1 < total { b",\n" } else { b"\n" });
             }
-            out.extend_from_slice(b"}\n");
-        }
-        Format::Json => {
-            out.push(b'[');
-            for (i, (name, s)) in stations.iter().enumerate() {
+            Format::Json => {
                 out.extend_from_slice(if i > 0 { b",\n" } else { b"\n" });
                 out.extend_from_slice(b"  {\"station\":");
-                json_string(&mut out, name);
+                json_string(out, name);
                 for (key, t) in [
                     ("min", i64::from(s.min)),
                     ("mean", s.mean_tenths()),
                     ("max", i64::from(s.max)),
                 ] {
                     out.extend_from_slice(format!(",\"{key}\":").as_bytes());
-                    tenths(&mut out, t);
+                    tenths(out, t);
                 }
                 out.extend_from_slice(format!(",\"count\":{}}}", s.count).as_bytes());
             }
-            out.extend_from_slice(if stations.is_empty() {
-                b"]\n"
-            } else {
-                b"\n]\n"
-            });
-        }
-        Format::Csv => {
-            out.extend_from_slice(b"station,min,mean,max,count\n");
-            for (name, s) in stations {
-                csv_field(&mut out, name);
+            Format::Csv => {
+                csv_field(out, name);
                 out.push(b',');
-                min_mean_max(&mut out, s, b',');
+                min_mean_max(out, s, b',');
                 out.extend_from_slice(format!(",{}\n", s.count).as_bytes());
             }
         }
     }
-    out
 }
 
 /// Renders a summary and writes it in one call.
@@ -283,6 +336,26 @@ mod tests {
             "{a=-1.3/-1.2/-1.2, b=1.2/1.3/1.3, c=-0.1/0.0/0.0, d=0.0/0.0/0.0, \
              e=-50.0/-49.6/-47.3}\n"
         );
+    }
+
+    #[test]
+    fn parts_rendered_side_by_side_join_into_the_whole() {
+        let summary = Summary {
+            stations: (0..PARALLEL_STATIONS + 5)
+                .map(|i| {
+                    let tenths = (i % 1999) as i16 - 999;
+                    (format!("s{i:05}").into(), Stats::new(tenths))
+                })
+                .collect(),
+        };
+        for (_, format) in Format::ALL {
+            let whole = render(&summary, format);
+            for threads in [1, 2, 3, 7] {
+                let parts = render_parts(&summary, format, threads);
+                assert_eq!(parts.len(), threads);
+                assert_eq!(parts.concat(), whole, "{format:?}, {threads} threads");
+            }
+        }
     }
 
     #[test]

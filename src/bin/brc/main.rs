@@ -168,9 +168,11 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         .with_context(|| name.clone())?;
     drop(bar);
     timings::phase("print", || -> io::Result<()> {
-        let out = brc::output::render(&summary, cli.format.0);
+        let parts = brc::output::render_parts(&summary, cli.format.0, options.threads);
         let mut stdout = io::stdout().lock();
-        stdout.write_all(&out)?;
+        for part in parts {
+            stdout.write_all(&part)?;
+        }
         stdout.flush()
     })?;
     if cli.timings {
