@@ -13,7 +13,9 @@
 //! - longer names go to the `long` table, which stores their first 16 bytes inline
 //!   and the rest in an arena, and compares them in full;
 //! - both use open addressing with linear probing over a power-of-two
-//!   array, no tombstones (nothing is ever removed).
+//!   array, no tombstones (nothing is ever removed);
+//! - at the end each table sorts its own names, the short ones by a radix
+//!   sort over their slots (the private `radix` module).
 //!
 //! The hot loop reaches the short table through an [`Adder`], which keeps
 //! the slot array's address and shape in registers across rows.

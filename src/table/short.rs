@@ -268,7 +268,8 @@ impl Short {
     /// themselves are sorted, by a key that replaces their lookup key:
     /// the name zero-padded to 15 bytes, big-endian, then its length, so
     /// that a name sorts before any longer name it starts and apart from
-    /// one that adds NULs. Sorting indices instead, and then reading the
+    /// one that adds NULs, by [`super::radix`], which uses the free slots
+    /// as its scratch space. Sorting indices instead, and then reading the
     /// slots in name order (random order), took a buffer as large as half
     /// the slots and a cache miss per name (docs/PERFORMANCE.md, step 23).
     pub fn into_sorted(mut self) -> Vec<Entry> {

@@ -39,7 +39,8 @@ struct Cli {
     /// The measurements file; `-` or none for standard input.
     file: Option<PathBuf>,
 
-    /// Worker threads [default: all available cores].
+    /// Worker threads, for aggregating and for printing 65,536 stations or
+    /// more [default: all available cores].
     #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: Option<u32>,
 
