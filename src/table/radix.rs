@@ -96,13 +96,26 @@ mod tests {
     use bytemuck::Zeroable;
     use proptest::prelude::*;
 
-    fn slot(a: u64, b: u64, sum: i64) -> Slot {
+    /// A slot whose sort key is `key`'s 16 bytes, carrying `sum` as its
+    /// stats.
+    fn slot(key: &[u8], sum: i64) -> Slot {
+        let word = |w: &[u8]| u64::from_be_bytes(w.try_into().unwrap());
         Slot {
-            a,
-            b,
+            a: word(&key[..8]),
+            b: word(&key[8..16]),
             sum,
             ..Slot::zeroed()
         }
+    }
+
+    /// The slots' keys and stats as `sort` leaves them, and as
+    /// `sort_unstable` does.
+    fn both_ways(mut slots: Vec<Slot>) -> [Vec<(u64, u64, i64)>; 2] {
+        let mut want = slots.clone();
+        want.sort_unstable_by_key(|s| (s.a, s.b));
+        let mut spare = vec![Slot::zeroed(); slots.len()];
+        sort(&mut slots, &mut spare);
+        [slots, want].map(|v| v.iter().map(|s| (s.a, s.b, s.sum)).collect())
     }
 
     proptest! {
@@ -116,43 +129,25 @@ mod tests {
                 0..600,
             ),
         ) {
-            let mut slots: Vec<Slot> = (keys.iter().enumerate())
-                .map(|(k, bytes)| {
-                    let a = u64::from_be_bytes(bytes[..8].try_into().unwrap());
-                    let b = u64::from_be_bytes(bytes[8..].try_into().unwrap());
-                    slot(a, b, k as i64)
-                })
-                .collect();
-            let mut want = slots.clone();
-            want.sort_unstable_by_key(|s| (s.a, s.b));
-            let mut spare = vec![Slot::zeroed(); slots.len() + 3];
-            sort(&mut slots, &mut spare);
-            let fields = |v: &[Slot]| v.iter().map(|s| (s.a, s.b, s.sum)).collect::<Vec<_>>();
-            prop_assert_eq!(fields(&slots), fields(&want));
+            let slots = (keys.iter().enumerate()).map(|(k, key)| slot(key, k as i64)).collect();
+            let [got, want] = both_ways(slots);
+            prop_assert_eq!(got, want);
         }
     }
 
     #[test]
     fn many_keys_sharing_a_prefix_pass_through_several_levels() {
         // `st0` … `st99999` as the short table's sort keys would read.
-        let mut slots: Vec<Slot> = (0..100_000u64)
+        let slots = (0..100_000u64)
             .map(|k| {
-                let mut bytes = [0u8; 16];
+                let mut key = [0u8; 16];
                 let name = format!("st{}", k * 7919 % 100_000);
-                bytes[..name.len()].copy_from_slice(name.as_bytes());
-                bytes[15] = name.len() as u8;
-                let a = u64::from_be_bytes(bytes[..8].try_into().unwrap());
-                let b = u64::from_be_bytes(bytes[8..].try_into().unwrap());
-                slot(a, b, k as i64)
+                key[..name.len()].copy_from_slice(name.as_bytes());
+                key[15] = name.len() as u8;
+                slot(&key, k as i64)
             })
             .collect();
-        let mut want = slots.clone();
-        want.sort_unstable_by_key(|s| (s.a, s.b));
-        let mut spare = vec![Slot::zeroed(); slots.len()];
-        sort(&mut slots, &mut spare);
-        assert!(slots
-            .iter()
-            .zip(&want)
-            .all(|(x, y)| (x.a, x.b, x.sum) == (y.a, y.b, y.sum)));
+        let [got, want] = both_ways(slots);
+        assert!(got == want);
     }
 }
