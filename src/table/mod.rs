@@ -302,6 +302,32 @@ mod tests {
     }
 
     #[test]
+    fn a_short_table_grown_onto_huge_pages_keeps_every_name() {
+        // 40,000 short names need 4 MiB of slots: the doublings past 2 MiB
+        // take the huge-page advice, and the radix sort several levels.
+        let mut t = Table::default();
+        let names = 40_000u32;
+        for round in 0..2 {
+            for k in 0..names {
+                add(
+                    &mut t,
+                    format!("n{}", k.wrapping_mul(7919) % names).as_bytes(),
+                    round,
+                );
+            }
+        }
+        assert!(t.short.slots.len() * std::mem::size_of::<short::Slot>() >= 4 << 20);
+        let mut want: Vec<Vec<u8>> = (0..names).map(|k| format!("n{k}").into_bytes()).collect();
+        want.sort();
+        let sorted = t.into_sorted();
+        assert!(sorted
+            .iter()
+            .map(|e| &e.0[..])
+            .eq(want.iter().map(|n| &n[..])));
+        assert!((sorted.iter()).all(|(_, s, _)| (s.min, s.max, s.sum, s.count) == (0, 1, 1, 2)));
+    }
+
+    #[test]
     fn agrees_with_a_hashmap_across_growth_and_long_names() {
         let mut t = Table::default();
         let mut want: HashMap<Vec<u8>, Stats> = HashMap::new();
