@@ -4,8 +4,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::parse::MAX_LINE_LEN;
 
+/// How many times the nominal size the chunks before the last ones are.
+const GROW: usize = 4;
+
+/// Chunks of the nominal size at the end, per thread.
+const TAIL: usize = 8;
+
 /// An input cut into chunks of about `size` bytes, each starting at a line
-/// start and ending after a `\n` (or at the end of the input).
+/// start and ending after a `\n` (or at the end of the input), and `GROW`
+/// times as big except for the last few per thread: the kernel's work to
+/// take back a done chunk's pages (`MADV_DONTNEED`, a TLB flush on every
+/// core) is then done a quarter as often, while the last chunks still
+/// balance the threads' loads (docs/PERFORMANCE.md, step 31).
 ///
 /// Threads call [`claim`](Chunks::claim) until it returns `None`; chunks are
 /// handed out in input order, so a thread that is done early takes more
@@ -23,6 +33,8 @@ use crate::parse::MAX_LINE_LEN;
 pub struct Chunks<'a> {
     input: &'a [u8],
     size: usize,
+    /// How many chunks of `GROW * size` come first.
+    big: usize,
     next: AtomicUsize,
     /// A fault is known at or before this offset: chunks starting after it
     /// cannot hold an earlier one, so they are not handed out.
@@ -30,14 +42,29 @@ pub struct Chunks<'a> {
 }
 
 impl<'a> Chunks<'a> {
-    /// Chunks of `input` of nominal size `size` (at least 1).
-    pub fn new(input: &'a [u8], size: usize) -> Chunks<'a> {
+    /// Chunks of `input` for `threads` threads: of nominal size `size` (at
+    /// least 1) for the last `TAIL * threads` of them, and `GROW` times
+    /// that before.
+    pub fn new(input: &'a [u8], size: usize, threads: usize) -> Chunks<'a> {
+        let size = size.max(1);
+        let tail = size.saturating_mul(TAIL * threads.max(1));
+        let big = input.len().saturating_sub(tail) / size.saturating_mul(GROW);
         Chunks {
             input,
-            size: size.max(1),
+            size,
+            big,
             next: AtomicUsize::new(0),
             fault_bound: AtomicUsize::new(usize::MAX),
         }
+    }
+
+    /// Where chunk `i` nominally starts, `None` past `usize::MAX`.
+    fn nominal(&self, i: usize) -> Option<usize> {
+        let big = self.size * GROW;
+        if i <= self.big {
+            return Some(i * big);
+        }
+        ((i - self.big).checked_mul(self.size))?.checked_add(self.big * big)
     }
 
     /// Records that a malformed line starts at or before `offset`: no chunk
@@ -76,7 +103,7 @@ impl<'a> Chunks<'a> {
     pub fn claim(&self) -> Option<(usize, &'a [u8])> {
         loop {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
-            let nominal = i.checked_mul(self.size)?;
+            let nominal = self.nominal(i)?;
             if nominal >= self.input.len() || self.past_fault(nominal) {
                 return None;
             }
@@ -89,7 +116,7 @@ impl<'a> Chunks<'a> {
             // `None`: a malformed line reaches past this chunk's nominal
             // end; this chunk holds its start, or is empty.
             let end = self
-                .align(nominal.saturating_add(self.size))
+                .align(self.nominal(i + 1).unwrap_or(usize::MAX))
                 .unwrap_or(self.input.len());
             if start < end {
                 return Some((start, &self.input[start..end]));
@@ -103,7 +130,7 @@ mod tests {
     use super::*;
 
     fn all(input: &[u8], size: usize) -> Vec<(usize, &[u8])> {
-        let chunks = Chunks::new(input, size);
+        let chunks = Chunks::new(input, size, 1);
         std::iter::from_fn(|| chunks.claim()).collect()
     }
 
@@ -121,6 +148,24 @@ mod tests {
             assert_eq!(pos, input.len(), "size {size}");
         }
         assert!(all(b"", 4).is_empty());
+    }
+
+    #[test]
+    fn chunks_are_bigger_but_for_the_last_few_per_thread() {
+        // 6,000 bytes of 6-byte lines, nominal size 60, 2 threads: the last
+        // 960 bytes (8 chunks per thread) in chunks of 60, the 5,040 before
+        // in chunks of 240.
+        let input = b"a;1.0\n".repeat(1000);
+        let chunks = Chunks::new(&input, 60, 2);
+        let sizes: Vec<usize> = std::iter::from_fn(|| chunks.claim().map(|c| c.1.len())).collect();
+        assert_eq!(sizes, [[240; 21].as_slice(), &[60; 16]].concat());
+        for threads in 1..=4 {
+            for size in [1, 7, 60, 5000, 7000] {
+                let chunks = Chunks::new(&input, size, threads);
+                let total: usize = std::iter::from_fn(|| chunks.claim().map(|c| c.1.len())).sum();
+                assert_eq!(total, input.len(), "size {size}, {threads} threads");
+            }
+        }
     }
 
     #[test]
@@ -146,7 +191,7 @@ mod tests {
     #[test]
     fn no_chunk_is_handed_out_past_a_fault() {
         let input = b"a;1.0\n".repeat(100);
-        let chunks = Chunks::new(&input, 60);
+        let chunks = Chunks::new(&input, 60, 1);
         assert_eq!(chunks.claim().map(|c| c.0), Some(0));
         chunks.fault_at(61);
         assert_eq!(chunks.claim().map(|c| c.0), Some(60));

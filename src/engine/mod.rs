@@ -316,7 +316,7 @@ pub fn run_parallel_with<P: Partial>(
     done: &(dyn Fn(Range<usize>) + Sync),
     release: &dyn Fn(Range<usize>),
 ) -> Result<Summary, Fault> {
-    let chunks = Chunks::new(input, options.chunk_size);
+    let chunks = Chunks::new(input, options.chunk_size, options.threads);
     let work = || {
         let mut partial = P::default();
         let mut fault = None;

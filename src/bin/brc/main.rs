@@ -52,7 +52,8 @@ struct Cli {
     #[arg(short = 'f', long, value_name = "FORMAT", default_value = "official")]
     format: FormatArg,
 
-    /// Bytes handed to a thread at a time (suffixes K, M, G).
+    /// Bytes handed to a thread at a time (suffixes K, M, G); a file's
+    /// chunks are 4 times as big but for the last 8 per thread.
     #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "4M")]
     chunk_size: usize,
 
