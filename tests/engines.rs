@@ -514,3 +514,32 @@ proptest! {
         prop_assert_eq!(fields(&summary), model(&file.rows));
     }
 }
+
+/// A chunk of many MiB is parsed a stretch at a time, each stretch fed as
+/// the table's size at its start says: one 17 MB chunk of 600,000 names
+/// (every seventh of them long) takes the short table past every feed's
+/// threshold, and a malformed line in a late stretch is still the fault
+/// every engine reports.
+#[test]
+fn a_chunk_of_many_stretches_agrees_with_naive_as_its_table_grows() {
+    use std::io::Write;
+    let mut input = Vec::new();
+    for k in 0..600_000u32 {
+        let (whole, tenth) = (k % 100, k % 10);
+        if k % 7 == 0 {
+            writeln!(input, "a long station name, number {k};-{whole}.{tenth}").unwrap();
+        } else {
+            writeln!(input, "n{k};{whole}.{tenth}").unwrap();
+        }
+    }
+    let options = Options {
+        threads: 1,
+        chunk_size: 64 << 20,
+    };
+    let summary = assert_engines_agree(&input, &options).unwrap();
+    assert_eq!(summary.stations.len(), 600_000);
+    let late = input.len() - 1000;
+    let line_start = late + input[late..].iter().position(|&c| c == b'\n').unwrap() + 1;
+    input.splice(line_start..line_start, b"no semicolon\n".iter().copied());
+    assert!(assert_engines_agree(&input, &options).is_err());
+}

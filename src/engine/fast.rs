@@ -16,15 +16,22 @@ use crate::table::Table;
 /// (see [`Table::adder`]), far above any chunk size in practice.
 const PIECE: usize = 1 << 30;
 
-/// Where to cut the lines that start in `chunk[..limit]` into [`STREAMS`]
-/// stretches: after the first `\n` at or after each even split point.
-/// `None` if a split point has no `\n` within a valid line's length: a
-/// chunk can be one malformed line of any length (see [`crate::chunk`]),
+/// Bytes of a chunk parsed side by side at a time. The scanner picks how
+/// to feed the table by its size when it starts ([`scan::scan_lockstep`]),
+/// and a million names' tables outgrow the plain feed within a few MiB:
+/// with 16 MiB chunks read in one go, the 10^6-key file took 1.09× the
+/// CPU time (docs/PERFORMANCE.md, step 31).
+const STRETCH: usize = 4 << 20;
+
+/// Where to cut the lines that start in `chunk[from..limit]` into
+/// [`STREAMS`] stretches: after the first `\n` at or after each even split
+/// point. `None` if a split point has no `\n` within a valid line's length:
+/// a chunk can be one malformed line of any length (see [`crate::chunk`]),
 /// which must not be read through; then it is read as one stretch.
-fn cuts(chunk: &[u8], limit: usize) -> Option<[usize; STREAMS - 1]> {
+fn cuts(chunk: &[u8], from: usize, limit: usize) -> Option<[usize; STREAMS - 1]> {
     let mut cuts = [0; STREAMS - 1];
     for (k, cut) in cuts.iter_mut().enumerate() {
-        let at = limit / STREAMS * (k + 1);
+        let at = from + (limit - from) / STREAMS * (k + 1);
         let near = &chunk[at..limit.min(at + MAX_LINE_LEN + 1)];
         *cut = at + memchr::memchr(b'\n', near)? + 1;
     }
@@ -90,23 +97,25 @@ impl<const PORTABLE: bool> Partial for Fast<PORTABLE> {
 
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault> {
         let mut p = 0;
-        // The body: every line starting at least PAD bytes before the end.
+        // The body: every line starting at least PAD bytes before the end,
+        // `STRETCH` bytes at a time.
         if let Some(limit) = chunk.len().checked_sub(PAD) {
-            // Parsed side by side, then each stretch finished in turn: in
-            // input order, so the first fault found is the chunk's first.
-            let mut ends = [limit; STREAMS];
-            let mut starts = [limit; STREAMS];
-            starts[0] = 0;
-            if let Some(cuts) = cuts(chunk, limit) {
-                ends[..STREAMS - 1].copy_from_slice(&cuts);
-                starts[1..].copy_from_slice(&cuts);
-                if limit <= PIECE {
-                    let mut adder = self.table.adder(limit + PAD);
+            while p < limit {
+                let stop = limit.min(p + STRETCH);
+                // Parsed side by side, then each stretch finished in turn: in
+                // input order, so the first fault found is the chunk's first.
+                let mut ends = [stop; STREAMS];
+                let mut starts = [stop; STREAMS];
+                starts[0] = p;
+                if let Some(cuts) = cuts(chunk, p, stop) {
+                    ends[..STREAMS - 1].copy_from_slice(&cuts);
+                    starts[1..].copy_from_slice(&cuts);
+                    let mut adder = self.table.adder(stop - p + PAD);
                     scan::scan_lockstep(Self::KERNELS, &mut adder, chunk, &mut starts, &ends);
                 }
-            }
-            for (&start, &end) in starts.iter().zip(&ends) {
-                p = self.finish(chunk, start.max(p), end, offset)?;
+                for (&start, &end) in starts.iter().zip(&ends) {
+                    p = self.finish(chunk, start.max(p), end, offset)?;
+                }
             }
         }
         // The tail, at most PAD bytes, in a zero-padded copy. A chunk that

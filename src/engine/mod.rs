@@ -84,7 +84,8 @@ pub struct Options {
     /// Worker threads (at least 1). `naive` always uses one.
     pub threads: usize,
     /// Nominal chunk size in bytes handed to a thread at a time; chunk
-    /// boundaries move forward to the next line start.
+    /// boundaries move forward to the next line start, and all but the
+    /// last few chunks per thread are 4 times as big ([`crate::chunk`]).
     pub chunk_size: usize,
 }
 
