@@ -60,7 +60,7 @@ impl<'a> Chunks<'a> {
 
     /// Where chunk `i` nominally starts, `None` past `usize::MAX`.
     fn nominal(&self, i: usize) -> Option<usize> {
-        let big = self.size * GROW;
+        let big = self.size.saturating_mul(GROW);
         if i <= self.big {
             return Some(i * big);
         }
@@ -160,7 +160,7 @@ mod tests {
         let sizes: Vec<usize> = std::iter::from_fn(|| chunks.claim().map(|c| c.1.len())).collect();
         assert_eq!(sizes, [[240; 21].as_slice(), &[60; 16]].concat());
         for threads in 1..=4 {
-            for size in [1, 7, 60, 5000, 7000] {
+            for size in [1, 7, 60, 5000, 7000, usize::MAX / 2, usize::MAX] {
                 let chunks = Chunks::new(&input, size, threads);
                 let total: usize = std::iter::from_fn(|| chunks.claim().map(|c| c.1.len())).sum();
                 assert_eq!(total, input.len(), "size {size}, {threads} threads");
