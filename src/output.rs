@@ -105,11 +105,7 @@ fn csv_field(out: &mut Vec<u8>, s: &str) {
 /// Renders a summary in the given format, final newline included.
 pub fn render(summary: &Summary, format: Format) -> Vec<u8> {
     let stations = &summary.stations;
-    let mut out = Vec::with_capacity(64 + stations.len() * 48);
-    out.extend_from_slice(head(format));
-    render_stations(&mut out, format, stations, 0, stations.len());
-    out.extend_from_slice(tail(format, stations.len()));
-    out
+    render_part(format, stations, 0, stations.len())
 }
 
 /// Summaries with fewer stations than this render on one thread: a
@@ -129,25 +125,31 @@ pub fn render_parts(summary: &Summary, format: Format, threads: usize) -> Vec<Ve
     let per = total.div_ceil(threads);
     std::thread::scope(|s| {
         let parts: Vec<_> = (stations.chunks(per).enumerate())
-            .map(|(k, part)| {
-                s.spawn(move || {
-                    let first = k * per;
-                    let mut out = Vec::with_capacity(64 + part.len() * 48);
-                    if first == 0 {
-                        out.extend_from_slice(head(format));
-                    }
-                    render_stations(&mut out, format, part, first, total);
-                    if first + part.len() == total {
-                        out.extend_from_slice(tail(format, total));
-                    }
-                    out
-                })
-            })
+            .map(|(k, part)| s.spawn(move || render_part(format, part, k * per, total)))
             .collect();
         (parts.into_iter())
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     })
+}
+
+/// Renders `stations`, the ones from index `first` on of `total`, with
+/// the head before the first station and the tail after the last.
+fn render_part(
+    format: Format,
+    stations: &[(CompactString, Stats)],
+    first: usize,
+    total: usize,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + stations.len() * 48);
+    if first == 0 {
+        out.extend_from_slice(head(format));
+    }
+    render_stations(&mut out, format, stations, first, total);
+    if first + stations.len() == total {
+        out.extend_from_slice(tail(format, total));
+    }
+    out
 }
 
 /// What comes before the first station.
