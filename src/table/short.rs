@@ -101,7 +101,7 @@ impl Slots {
 
 impl Clone for Slots {
     fn clone(&self) -> Slots {
-        let mut copy = Slots::empty(self.len());
+        let mut copy = Slots::map(self.0.len());
         copy.0.copy_from_slice(&self.0);
         copy
     }
@@ -339,6 +339,17 @@ mod tests {
             i = (i + 1) % t.slots.len();
         }
         assert!(t.insert(i, a, b, value));
+    }
+
+    #[test]
+    fn a_clone_has_slots_of_its_own() {
+        let mut t = Short::with_slots(4);
+        put(&mut t, b"a", 1);
+        let copy = t.clone();
+        put(&mut t, b"b", 2);
+        let a = (RawName::from(&b"a"[..]), Stats::new(1), NO_OFFSET);
+        assert_eq!(copy.into_sorted(), vec![a]);
+        assert_eq!(t.into_sorted().len(), 2);
     }
 
     #[test]
