@@ -301,6 +301,23 @@ mod tests {
         assert!(t.add(name, value));
     }
 
+    /// Counts a row into the stats a test expects.
+    fn expect(want: &mut HashMap<Vec<u8>, Stats>, name: &[u8], value: i16) {
+        (want.entry(name.to_vec()))
+            .and_modify(|s| s.add(value))
+            .or_insert(Stats::new(value));
+    }
+
+    /// The table's names and stats, checked to come sorted, none twice.
+    fn sorted_map(t: Table) -> HashMap<Vec<u8>, Stats> {
+        let sorted = t.into_sorted();
+        assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(sorted.iter().all(|e| e.2 == NO_OFFSET));
+        (sorted.into_iter())
+            .map(|(n, s, _)| (n.into_vec(), s))
+            .collect()
+    }
+
     #[test]
     fn a_short_table_grown_onto_huge_pages_keeps_every_name() {
         // 40,000 short names need 4 MiB of slots: the doublings past 2 MiB
@@ -344,19 +361,10 @@ mod tests {
             };
             let value = (i % 1999) as i16 - 999;
             add(&mut t, &name, value);
-            want.entry(name)
-                .and_modify(|s| s.add(value))
-                .or_insert(Stats::new(value));
+            expect(&mut want, &name, value);
         }
         assert_eq!(t.len(), want.len());
-        let sorted = t.into_sorted();
-        assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
-        assert!(sorted.iter().all(|e| e.2 == NO_OFFSET));
-        let got: HashMap<Vec<u8>, Stats> = sorted
-            .into_iter()
-            .map(|(n, s, _)| (n.into_vec(), s))
-            .collect();
-        assert_eq!(got, want);
+        assert_eq!(sorted_map(t), want);
     }
 
     #[test]
@@ -375,19 +383,12 @@ mod tests {
             ] {
                 for value in [round, -round * 7] {
                     assert!(adder.add(name, value));
-                    want.entry(name.to_vec())
-                        .and_modify(|s| s.add(value))
-                        .or_insert(Stats::new(value));
+                    expect(&mut want, name, value);
                 }
             }
         }
         assert_eq!(t.runs.len(), 2);
-        let sorted = t.into_sorted();
-        assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
-        let got: HashMap<Vec<u8>, Stats> = (sorted.into_iter())
-            .map(|(n, s, _)| (n.into_vec(), s))
-            .collect();
-        assert_eq!(got, want);
+        assert_eq!(sorted_map(t), want);
     }
 
     #[test]
