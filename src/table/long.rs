@@ -1,145 +1,181 @@
-//! Names longer than [`SHORT`](super::short::SHORT) bytes, in 64-byte
-//! slots.
+//! Names longer than [`SHORT`](super::short::SHORT) bytes, each kept whole
+//! in a 128-byte slot together with its stats.
 //!
-//! A slot holds a name's first 16 bytes inline and its length; the rest of
-//! the name lives in an arena and is compared in full, so a hash match alone
-//! is never taken as equality. The hash folds in every byte of the name,
-//! so names sharing a long prefix do not pile up in one probe chain.
+//! A slot's key is the name, its `;` and zeros: 104 bytes, where the
+//! longest name and its `;` take 101. As in the short table, the `;` makes
+//! the key say the name's length (a name holds no `;`), so equality is one
+//! compare of the whole key, with no length check and no loop; a hash match
+//! alone is never taken as equality. The hash folds in every byte of the
+//! key, so names sharing a long prefix and suffix do not pile up in one
+//! probe chain.
+//!
+//! The key is laid out as four 32-byte blocks, the way four vector loads
+//! read a line: with AVX2 a row's name is cut, hashed and compared straight
+//! from the input, with no loop and no branch on its length, and the row is
+//! added a row late, so that its slot is fetched while the scanner parses
+//! the lines after it ([`Long::add_deferred_avx2`]). Elsewhere the same
+//! hash and compare run a word at a time ([`Long::add`]). Both give the
+//! same hash (tested), so one table can be fed by both.
+//!
+//! Why whole names in the slot: the layout before kept a name's first 16
+//! bytes in a 64-byte slot and the rest in an arena, so a row read its
+//! slot and then, depending on it, the arena; and its hash and compare
+//! looped over the name's words, mispredicting the loops' exits on names
+//! of random lengths. The 10K set's long rows are 16% of its rows, and the
+//! same rows with each long name replaced by a short one took 0.57× the
+//! CPU time (docs/PERFORMANCE.md, step 32).
+
+use bytemuck::{Pod, Zeroable};
 
 use super::NO_OFFSET;
 use crate::engine::{Entry, RawName};
+use crate::parse::MAX_NAME_LEN;
 use crate::stats::Stats;
 
-/// Bytes of a name stored inline in a slot.
-const INLINE: usize = 16;
+/// Words of a slot's key: the longest name and its `;`, rounded up to a
+/// word.
+const KEY_WORDS: usize = 13;
+const _: () = assert!(MAX_NAME_LEN < 8 * KEY_WORDS);
 
-/// One station: its key and its stats.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct Slot {
-    /// Name bytes 0..8, little-endian, zero past the name's end.
-    a: u64,
-    /// Name bytes 8..16, little-endian, zero past the name's end.
-    b: u64,
-    /// Name length in bytes; 0 marks an empty slot (names are never empty).
-    len: u32,
-    min: i16,
-    max: i16,
-    sum: i64,
-    count: u64,
-    hash: u64,
-    /// Where bytes 16.. of a long name start in the arena.
-    tail: usize,
+/// Bytes a [`Key`] spans: four 32-byte blocks.
+pub const KEY_SPAN: usize = 128;
+
+/// A long name as the table keys it: the name, its `;`, then zeros, as
+/// the little-endian words of four 32-byte blocks. Words from `KEY_WORDS`
+/// on are always zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(32))]
+pub struct Key([u64; KEY_SPAN / 8]);
+
+impl Key {
+    /// The key of `name`, which must be at most [`MAX_NAME_LEN`] bytes
+    /// without a `;`.
+    pub fn new(name: &[u8]) -> Key {
+        assert!(name.len() <= MAX_NAME_LEN);
+        let mut bytes = [0u8; KEY_SPAN];
+        bytes[..name.len()].copy_from_slice(name);
+        bytes[name.len()] = b';';
+        Key(std::array::from_fn(|i| {
+            u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap())
+        }))
+    }
+
+    /// The key stored in a slot.
+    fn of(s: &Slot) -> Key {
+        let mut key = Key([0; KEY_SPAN / 8]);
+        key.0[..KEY_WORDS].copy_from_slice(&s.key);
+        key
+    }
+
+    /// The name: the bytes before the `;`.
+    fn name(&self) -> &[u8] {
+        let bytes: &[u8; KEY_SPAN] = bytemuck::cast_ref(&self.0);
+        let len = memchr::memchr(b';', bytes).expect("a key holds its `;`");
+        &bytes[..len]
+    }
+
+    /// The hash: see [`mix`].
+    fn hash(&self) -> u64 {
+        let word = |k: usize, l: usize| self.0[4 * k + l].wrapping_add(SALT[k][l]);
+        mix(std::array::from_fn(|j| {
+            (0..4).fold(0, |x, k| x ^ word(k, (j + k) % 4))
+        }))
+    }
 }
 
-const EMPTY: Slot = Slot {
-    a: 0,
-    b: 0,
-    len: 0,
-    min: 0,
-    max: 0,
-    sum: 0,
-    count: 0,
-    hash: 0,
-    tail: 0,
+/// What is added to each word of block `k` before the blocks are folded:
+/// without it, two names that swap two blocks each of one repeated byte
+/// would fold alike (XOR does not care about order, and rotating such a
+/// block changes nothing).
+const SALT: [[u64; 4]; 4] = {
+    let mut s = [[0; 4]; 4];
+    let mut k = 1;
+    while k < 4 {
+        let mut l = 0;
+        while l < 4 {
+            s[k][l] = ((4 * k + l) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            l += 1;
+        }
+        k += 1;
+    }
+    s
 };
 
-/// The first 16 bytes of a name as two little-endian words, zero-padded.
-#[inline]
-pub(super) fn key_words(name: &[u8]) -> (u64, u64) {
-    let mut buf = [0u8; INLINE];
-    let n = name.len().min(INLINE);
-    buf[..n].copy_from_slice(&name[..n]);
-    let a = u64::from_le_bytes(buf[..8].try_into().unwrap());
-    let b = u64::from_le_bytes(buf[8..].try_into().unwrap());
-    (a, b)
+/// Odd multipliers (digits of pi, made odd).
+const K: [u64; 4] = [
+    0x243f_6a88_85a3_08d3,
+    0x1319_8a2e_0370_7345,
+    0xa409_3822_299f_31d1,
+    0x082e_fa98_ec4e_6c89,
+];
+
+/// The hash of a key from its fold: word `j` of the fold is the XOR over
+/// the blocks `k` of word `(j + k) % 4` of block `k` plus its salt, which
+/// is what XORing the four blocks as vectors gives once block `k` is
+/// salted and its lanes rotated by `k`. Each word is multiplied by its own
+/// constant: four products that wait for none of the others, where a
+/// multiply per word in a chain waited for every word in turn. The table
+/// indexes by the top bits, which every bit of each word reaches.
+#[inline(always)]
+fn mix(x: [u64; 4]) -> u64 {
+    x[0].wrapping_mul(K[0])
+        ^ x[1].wrapping_mul(K[1])
+        ^ x[2].wrapping_mul(K[2])
+        ^ x[3].wrapping_mul(K[3])
 }
 
-/// Odd multipliers (digits of pi, made odd) for the hash.
-const K0: u64 = 0x243f_6a88_85a3_08d3;
-const K1: u64 = 0x1319_8a2e_0370_7345;
-const K2: u64 = 0xa409_3822_299f_31d1;
-
-/// Hashes a name given its first 16 bytes as words (`a`, `b`), its length
-/// and the whole name. Short names take one multiply (the table indexes by
-/// the product's top bits, where every input bit has reached); longer names
-/// fold in every further byte, so names sharing a long prefix do not pile up
-/// in one probe chain.
-#[inline(always)]
-fn hash(a: u64, b: u64, name: &[u8]) -> u64 {
-    let h = (a ^ b.rotate_left(29) ^ name.len() as u64).wrapping_mul(K0);
-    if name.len() > INLINE {
-        hash_tail(h, &name[INLINE..])
-    } else {
-        h
-    }
+/// One station: its key and its stats. All zeros is an empty slot (a
+/// station has a count of at least 1).
+#[derive(Clone, Copy, Pod, Zeroable)]
+#[repr(C, align(128))]
+struct Slot {
+    key: [u64; KEY_WORDS],
+    sum: i64,
+    count: u64,
+    min: i16,
+    max: i16,
+    _pad: u32,
 }
 
-/// The little-endian word at `bytes[i..i + 8]`.
-#[inline(always)]
-fn word(bytes: &[u8], i: usize) -> u64 {
-    u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap())
-}
-
-/// The last `min(8, len)` bytes of `bytes` (non-empty) packed into a word,
-/// without a loop over bytes: overlapping reads, as in wyhash.
-#[inline(always)]
-fn last_word(bytes: &[u8]) -> u64 {
-    let n = bytes.len();
-    if n >= 8 {
-        word(bytes, n - 8)
-    } else if n >= 4 {
-        let at = |i: usize| u64::from(u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap()));
-        at(0) << 32 | at(n - 4)
-    } else {
-        u64::from(bytes[0]) << 16 | u64::from(bytes[n / 2]) << 8 | u64::from(bytes[n - 1])
-    }
-}
-
-/// Folds bytes 16.. of a long name into `h`: one multiply per 8 bytes.
-#[inline(always)]
-fn hash_tail(mut h: u64, tail: &[u8]) -> u64 {
-    let mut i = 0;
-    while i + 8 < tail.len() {
-        h = (h ^ word(tail, i)).wrapping_mul(K1).rotate_left(29);
-        i += 8;
-    }
-    (h ^ last_word(tail)).wrapping_mul(K2)
-}
-
-/// Whether two byte strings of the same length are equal, compared a word
-/// at a time inline (a call to `memcmp` per row cost 6% on the 10K set).
-#[inline(always)]
-fn same(x: &[u8], y: &[u8]) -> bool {
-    debug_assert_eq!(x.len(), y.len());
-    let n = x.len();
-    if n < 8 {
-        // `last_word`'s reads cover every byte of so short a string, so
-        // equal words mean equal bytes; `==` on slices called `memcmp`
-        // (1.2% of the 10K set's profile, for its names of 17..23 bytes).
-        return n == 0 || last_word(x) == last_word(y);
-    }
-    let mut i = 0;
-    while i + 8 < n {
-        if word(x, i) != word(y, i) {
-            return false;
+impl Slot {
+    /// Counts one more row of this station.
+    #[inline(always)]
+    fn add(&mut self, value: i16) {
+        self.sum += i64::from(value);
+        self.count += 1;
+        // Branches, as in the short table: after a name's first rows they
+        // are almost never taken.
+        if value < self.min {
+            self.min = value;
         }
-        i += 8;
+        if value > self.max {
+            self.max = value;
+        }
     }
-    word(x, n - 8) == word(y, n - 8)
 }
 
-/// Whether bytes 16.. of `name` equal the tail stored for slot `s`.
-#[inline(always)]
-fn tail_eq(arena: &[u8], s: &Slot, name: &[u8]) -> bool {
-    let tail = &name[INLINE..];
-    arena
-        .get(s.tail..s.tail + tail.len())
-        .is_some_and(|stored| same(stored, tail))
+/// A row's key as a lookup holds it: as words ([`Key`]) or as vectors.
+trait Probe {
+    /// Whether slot `s` holds this key.
+    fn matches(&self, s: &Slot) -> bool;
+    fn key(&self) -> Key;
 }
 
-/// The table of long names (any length works; the caller sends only long
-/// ones here).
+impl Probe for Key {
+    #[inline(always)]
+    fn matches(&self, s: &Slot) -> bool {
+        // One branch for the whole key.
+        (0..KEY_WORDS).fold(0, |d, i| d | (s.key[i] ^ self.0[i])) == 0
+    }
+
+    #[inline(always)]
+    fn key(&self) -> Key {
+        *self
+    }
+}
+
+/// The table of long names (any length up to [`MAX_NAME_LEN`] works; the
+/// caller sends only long ones here).
 #[derive(Clone)]
 pub(super) struct Long {
     slots: Vec<Slot>,
@@ -149,13 +185,26 @@ pub(super) struct Long {
     shift: u32,
     /// Occupied slots.
     len: usize,
-    /// Bytes 16.. of every long name, back to back.
-    arena: Vec<u8>,
+    /// The row [`Long::add_deferred_avx2`] keeps back until the next.
+    deferred: Option<Deferred>,
+    /// Line starts of the deferred rows whose names were refused.
+    refused: Vec<usize>,
+}
+
+/// A row added a row late ([`Long::add_deferred_avx2`]): where its line
+/// starts (an address), its name's length, hash and value.
+#[derive(Clone, Copy)]
+struct Deferred {
+    at: usize,
+    len: usize,
+    hash: u64,
+    value: i16,
 }
 
 impl Default for Long {
     fn default() -> Long {
-        Long::with_capacity(256)
+        // 8 KiB: the 413 official names hold a dozen long ones.
+        Long::with_capacity(64)
     }
 }
 
@@ -164,11 +213,12 @@ impl Long {
     pub fn with_capacity(slots: usize) -> Long {
         let n = slots.next_power_of_two().max(8);
         Long {
-            slots: vec![EMPTY; n],
+            slots: vec![Slot::zeroed(); n],
             mask: n - 1,
             shift: 64 - n.trailing_zeros(),
             len: 0,
-            arena: Vec::new(),
+            deferred: None,
+            refused: Vec::new(),
         }
     }
 
@@ -177,101 +227,164 @@ impl Long {
         self.len
     }
 
-    /// Adds one row. `a`, `b` must be [`key_words`] of `name`, and `name`
-    /// 1..=`u32::MAX` bytes. Returns `false`, adding nothing, for a name [`super::acceptable`]
+    /// Adds one row of `name`, 1..=[`MAX_NAME_LEN`] bytes without a `;`.
+    /// Returns `false`, adding nothing, for a name [`super::acceptable`]
     /// refuses.
     ///
-    /// Not inlined: long names are the rare case, and the scanner's loop
-    /// stays small without this body.
+    /// Not inlined: long names are the rarer case, and the portable
+    /// scanner's loop stays small without this body.
     #[inline(never)]
-    pub fn add(&mut self, a: u64, b: u64, name: &[u8], value: i16) -> bool {
-        debug_assert_eq!((a, b), key_words(name));
-        let h = hash(a, b, name);
-        let mut i = (h >> self.shift) as usize;
+    pub fn add(&mut self, name: &[u8], value: i16) -> bool {
+        let key = Key::new(name);
+        self.add_probe(&key, key.hash(), value)
+    }
+
+    /// Adds the row of the name of `len` bytes at `p` a row late: cuts and
+    /// hashes the name as four AVX2 vectors read from `p` and starts
+    /// fetching its slot, then adds the row deferred before it (whose slot
+    /// has had the time to come) and keeps this one in its place. A name
+    /// the table refuses is remembered for [`Long::settle_avx2`].
+    ///
+    /// Why a row late: a long row's slot is 128 bytes at a hashed place,
+    /// and its address waits for the name to be found, cut and hashed;
+    /// added at once, the row held the CPU while its slot came (the 10K
+    /// set took 0.88× the CPU time with every slot at hand).
+    ///
+    /// A call of its own: inlined into the scanner's loop (with the line's
+    /// parsing out of line instead), the 10K set took 1.04× the time.
+    ///
+    /// # Safety
+    /// `p` must be valid for reads of [`KEY_SPAN`] bytes until the next
+    /// call of [`Long::settle_avx2`], its first `;` at `p + len` with
+    /// `len <= MAX_NAME_LEN`, and the CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn add_deferred_avx2(&mut self, p: *const u8, len: usize, value: i16) {
+        // SAFETY: forwarded from the caller.
+        let hash = unsafe { avx2::Blocks::load(p, len) }.hash();
+        self.prefetch(hash);
+        let row = Deferred {
+            at: p as usize,
+            len,
+            hash,
+            value,
+        };
+        if let Some(before) = self.deferred.replace(row) {
+            // SAFETY: `before` was deferred by this function, whose caller
+            // keeps its bytes valid until `settle_avx2`, not yet called.
+            unsafe { self.add_deferred_row(before) };
+        }
+    }
+
+    /// Adds the row deferred last, if any, and returns where the lines
+    /// whose names the table refused since the last call start (none but
+    /// in faulty input).
+    ///
+    /// # Safety
+    /// The deferred row's bytes must still be valid (see
+    /// [`Long::add_deferred_avx2`]), and the CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn settle_avx2(&mut self) -> Vec<*const u8> {
+        if let Some(row) = self.deferred.take() {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.add_deferred_row(row) };
+        }
+        (self.refused.drain(..)).map(|at| at as *const u8).collect()
+    }
+
+    /// Adds a deferred row, remembering its line if the name is refused.
+    ///
+    /// # Safety
+    /// The row's bytes must still be valid, and the CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn add_deferred_row(&mut self, row: Deferred) {
+        // SAFETY: forwarded from the caller; `add_deferred_avx2` checked the
+        // rest for this row.
+        let blocks = unsafe { avx2::Blocks::load(row.at as *const u8, row.len) };
+        if !self.add_probe(&blocks, row.hash, row.value) {
+            self.refused.push(row.at);
+        }
+    }
+
+    /// Starts loading the home slot of a name whose hash is `hash`, both
+    /// its lines, without waiting for them.
+    #[inline(always)]
+    fn prefetch(&self, hash: u64) {
+        let i = (hash >> self.shift) as usize;
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch never faults and changes nothing the program
+        // sees; `i` is in bounds anyway (see `add_probe`).
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let s = self.slots.as_ptr().add(i).cast::<i8>();
+            _mm_prefetch::<_MM_HINT_T0>(s);
+            _mm_prefetch::<_MM_HINT_T0>(s.add(64));
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
+    }
+
+    /// Looks the key whose hash is `hash` up by linear probing and counts
+    /// the row, inserting the name if it is new.
+    #[inline(always)]
+    fn add_probe<P: Probe>(&mut self, probe: &P, hash: u64, value: i16) -> bool {
+        let mut i = (hash >> self.shift) as usize;
         loop {
             // SAFETY: `mask` is `slots.len() - 1` and `shift` is
             // `64 - log2(slots.len())` (set together in `with_capacity` and
-            // `grow`), so both `hash >> shift` and `i & mask` are in bounds.
+            // `resize`), so both `hash >> shift` and `i & mask` are in
+            // bounds.
             let s = unsafe { self.slots.get_unchecked_mut(i) };
-            // One branch for the whole 16-byte key and length.
-            let differ = (s.a ^ a) | (s.b ^ b) | (u64::from(s.len) ^ name.len() as u64);
-            if differ == 0 && (name.len() <= INLINE || tail_eq(&self.arena, s, name)) {
-                s.min = s.min.min(value);
-                s.max = s.max.max(value);
-                s.sum += i64::from(value);
-                s.count += 1;
+            if probe.matches(s) {
+                s.add(value);
                 return true;
             }
-            if s.len == 0 {
-                if !super::acceptable(name) {
-                    return false;
-                }
-                self.insert(i, h, name, Stats::new(value));
-                return true;
+            if s.count == 0 {
+                return self.insert(i, &probe.key(), value);
             }
             i = (i + 1) & self.mask;
         }
     }
 
-    /// Fills the empty slot `i` and grows the table past a quarter full.
+    /// Fills the empty slot `i` with `key`'s first row, and grows the
+    /// table past half full; refuses a name [`super::acceptable`] refuses.
     #[cold]
     #[inline(never)]
-    fn insert(&mut self, i: usize, h: u64, name: &[u8], stats: Stats) {
-        let (a, b) = key_words(name);
-        let tail = self.arena.len();
-        if name.len() > INLINE {
-            self.arena.extend_from_slice(&name[INLINE..]);
+    fn insert(&mut self, i: usize, key: &Key, value: i16) -> bool {
+        if !super::acceptable(key.name()) {
+            return false;
         }
-        self.slots[i] = Slot {
-            a,
-            b,
-            len: u32::try_from(name.len()).expect("names are at most 100 bytes"),
-            min: stats.min,
-            max: stats.max,
-            sum: stats.sum,
-            count: stats.count,
-            hash: h,
-            tail,
-        };
+        let mut s = Slot::zeroed();
+        s.key.copy_from_slice(&key.0[..KEY_WORDS]);
+        (s.min, s.max, s.sum, s.count) = (value, value, i64::from(value), 1);
+        self.slots[i] = s;
         self.len += 1;
-        if self.len * 4 > self.slots.len() {
-            self.grow();
+        if self.len * 2 > self.slots.len() {
+            self.resize(self.slots.len() * 2);
         }
-    }
-
-    fn grow(&mut self) {
-        self.resize(self.slots.len() * 2);
+        true
     }
 
     /// Moves every name to a new array of `n` slots (a power of two).
     fn resize(&mut self, n: usize) {
-        let old = std::mem::replace(&mut self.slots, vec![EMPTY; n]);
+        let old = std::mem::replace(&mut self.slots, vec![Slot::zeroed(); n]);
         self.mask = n - 1;
         self.shift = 64 - n.trailing_zeros();
-        for s in old.into_iter().filter(|s| s.len != 0) {
-            let mut i = (s.hash >> self.shift) as usize;
-            while self.slots[i].len != 0 {
+        for s in old.into_iter().filter(|s| s.count != 0) {
+            let mut i = (Key::of(&s).hash() >> self.shift) as usize;
+            while self.slots[i].count != 0 {
                 i = (i + 1) & self.mask;
             }
             self.slots[i] = s;
         }
     }
 
-    /// The full name stored in a slot.
-    fn name(&self, s: &Slot) -> RawName {
-        let head = [s.a.to_le_bytes(), s.b.to_le_bytes()];
-        let len = s.len as usize;
-        let mut name = RawName::from(&head.as_flattened()[..len.min(INLINE)]);
-        if len > INLINE {
-            name.extend_from_slice(&self.arena[s.tail..s.tail + len - INLINE]);
-        }
-        name
-    }
-
-    /// Every name with its stats, sorted by the name's
-    /// bytes.
+    /// Every name with its stats, sorted by the name's bytes.
     pub fn into_sorted(self) -> Vec<Entry> {
-        let mut entries: Vec<Entry> = (self.slots.iter().filter(|s| s.len != 0))
+        debug_assert!(self.deferred.is_none(), "a deferred row was not settled");
+        let mut entries: Vec<Entry> = (self.slots.iter().filter(|s| s.count != 0))
             .map(|s| {
                 let stats = Stats {
                     min: s.min,
@@ -279,7 +392,7 @@ impl Long {
                     sum: s.sum,
                     count: s.count,
                 };
-                (self.name(s), stats, NO_OFFSET)
+                (RawName::from(Key::of(s).name()), stats, NO_OFFSET)
             })
             .collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -287,20 +400,299 @@ impl Long {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{Key, Probe, Slot, KEY_SPAN, KEY_WORDS, SALT};
+    use std::arch::x86_64::*;
+
+    /// Byte `i` is `i`: block `k`'s byte positions start at `32 * k`.
+    static POSITIONS: [u8; KEY_SPAN] = {
+        let mut p = [0; KEY_SPAN];
+        let mut i = 0;
+        while i < KEY_SPAN {
+            p[i] = i as u8;
+            i += 1;
+        }
+        p
+    };
+
+    /// All ones past the key's last 8 bytes in the fourth block, where a
+    /// slot holds its stats.
+    static STATS_LANES: [u8; 32] = {
+        let mut m = [0xff; 32];
+        let mut i = 0;
+        while i < 8 * KEY_WORDS - 96 {
+            m[i] = 0;
+            i += 1;
+        }
+        m
+    };
+
+    /// The `_mm256_permute4x64_epi64` control that rotates the lanes by
+    /// `k`: lane `j` of the result is lane `(j + k) % 4`.
+    const fn rotate(k: i32) -> i32 {
+        let mut imm = 0;
+        let mut j = 0;
+        while j < 4 {
+            imm |= ((j + k) % 4) << (2 * j);
+            j += 1;
+        }
+        imm
+    }
+
+    /// A [`Key`] in four vector registers. Only [`Blocks::load`] makes
+    /// one, and it requires AVX2: holding one proves the CPU has it.
+    pub(super) struct Blocks([__m256i; 4]);
+
+    impl Blocks {
+        /// The key of the name of `len` bytes at `p`: the four blocks at
+        /// `p`, every byte past the `;` at `p + len` zeroed.
+        ///
+        /// # Safety
+        /// `p` valid for reads of [`KEY_SPAN`] bytes, `p[len] == b';'`,
+        /// `len < 127`, and the CPU has AVX2.
+        #[inline(always)]
+        pub(super) unsafe fn load(p: *const u8, len: usize) -> Blocks {
+            // SAFETY: as the caller guarantees; positions are at most 127,
+            // so comparing them as `i8` with `len + 1 <= 127` is exact.
+            unsafe {
+                let limit = _mm256_set1_epi8((len + 1) as i8);
+                Blocks(std::array::from_fn(|k| {
+                    let v = _mm256_loadu_si256(p.add(32 * k).cast());
+                    let at = _mm256_loadu_si256(POSITIONS.as_ptr().add(32 * k).cast());
+                    _mm256_and_si256(v, _mm256_cmpgt_epi8(limit, at))
+                }))
+            }
+        }
+    }
+
+    impl Blocks {
+        /// The key's hash, as [`Key::hash`] computes it.
+        #[inline(always)]
+        pub(super) fn hash(&self) -> u64 {
+            let [b0, b1, b2, b3] = self.0;
+            // SAFETY: a `Blocks` exists only on a CPU with AVX2 (`load`).
+            unsafe {
+                let salted =
+                    |b, k: usize| _mm256_add_epi64(b, _mm256_loadu_si256(SALT[k].as_ptr().cast()));
+                let fold = _mm256_xor_si256(
+                    _mm256_xor_si256(b0, _mm256_permute4x64_epi64::<{ rotate(1) }>(salted(b1, 1))),
+                    _mm256_xor_si256(
+                        _mm256_permute4x64_epi64::<{ rotate(2) }>(salted(b2, 2)),
+                        _mm256_permute4x64_epi64::<{ rotate(3) }>(salted(b3, 3)),
+                    ),
+                );
+                let lo = _mm256_castsi256_si128(fold);
+                let hi = _mm256_extracti128_si256::<1>(fold);
+                super::mix([
+                    _mm_cvtsi128_si64(lo) as u64,
+                    _mm_extract_epi64::<1>(lo) as u64,
+                    _mm_cvtsi128_si64(hi) as u64,
+                    _mm_extract_epi64::<1>(hi) as u64,
+                ])
+            }
+        }
+    }
+
+    impl Probe for Blocks {
+        #[inline(always)]
+        fn matches(&self, s: &Slot) -> bool {
+            let q = (s as *const Slot).cast::<__m256i>();
+            // SAFETY: a slot is 128 bytes aligned to 128, so the four
+            // aligned loads stay inside it; AVX2 as in `hash`.
+            unsafe {
+                let eq = |k: usize| _mm256_cmpeq_epi8(self.0[k], _mm256_load_si256(q.add(k)));
+                let stats = _mm256_loadu_si256(STATS_LANES.as_ptr().cast());
+                let all = _mm256_and_si256(
+                    _mm256_and_si256(eq(0), eq(1)),
+                    _mm256_and_si256(eq(2), _mm256_or_si256(eq(3), stats)),
+                );
+                _mm256_movemask_epi8(all) == -1
+            }
+        }
+
+        #[cold]
+        fn key(&self) -> Key {
+            let mut key = Key([0; KEY_SPAN / 8]);
+            for (k, b) in self.0.iter().enumerate() {
+                // SAFETY: `key.0` has room for four blocks; AVX2 as in
+                // `hash`.
+                unsafe { _mm256_storeu_si256(key.0.as_mut_ptr().add(4 * k).cast(), *b) };
+            }
+            key
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Names of every long length, with NUL bytes, multi-byte characters
+    /// and repeated blocks.
+    fn names() -> Vec<Vec<u8>> {
+        let mut names = Vec::new();
+        for len in 16..=MAX_NAME_LEN {
+            names.push((0..len).map(|i| b'a' + (i % 26) as u8).collect());
+            names.push([vec![0; len - 1], vec![b'z']].concat());
+            names.push(vec![0; len]);
+            names.push("é".repeat(len / 2).into_bytes());
+        }
+        // Blocks each of one repeated byte, swapped.
+        names.push([[b'x'; 32], [b'a'; 32], [b'b'; 32]].concat());
+        names.push([[b'x'; 32], [b'b'; 32], [b'a'; 32]].concat());
+        names.sort();
+        names.dedup();
+        names
+    }
+
     #[test]
-    fn same_sees_a_difference_in_any_byte_of_any_length() {
-        for n in 0..40 {
-            let x: Vec<u8> = (0..n as u8).map(|i| b'a' + i % 26).collect();
-            assert!(same(&x, &x.clone()));
-            for i in 0..n {
-                let mut y = x.clone();
-                y[i] ^= 0x80;
-                assert!(!same(&x, &y), "length {n}, byte {i}");
+    fn keys_say_their_names_and_lengths() {
+        for name in names() {
+            let key = Key::new(&name);
+            assert_eq!(key.name(), &name[..]);
+            assert!(key.0[KEY_WORDS..].iter().all(|&w| w == 0));
+        }
+        // A name ending in NUL bytes is not its prefix.
+        assert_ne!(
+            Key::new(&[b'a'; 20]),
+            Key::new(&[&[b'a'; 20][..], &[0]].concat())
+        );
+    }
+
+    #[test]
+    fn agrees_with_a_map_on_names_that_differ_in_one_byte() {
+        let mut t = Long::default();
+        let mut want = std::collections::BTreeMap::new();
+        for (i, name) in names().into_iter().enumerate() {
+            for at in [0, name.len() / 2, name.len() - 1] {
+                let mut other = name.clone();
+                other[at] ^= 1;
+                for n in [&name, &other] {
+                    if std::str::from_utf8(n).is_ok() {
+                        assert!(t.add(n, i as i16));
+                        (want.entry(n.clone()))
+                            .and_modify(|s: &mut Stats| s.add(i as i16))
+                            .or_insert(Stats::new(i as i16));
+                    }
+                }
             }
         }
+        assert_eq!(t.len(), want.len());
+        let got: Vec<(Vec<u8>, Stats)> = (t.into_sorted().into_iter())
+            .map(|(n, s, _)| (n.to_vec(), s))
+            .collect();
+        assert!(got.into_iter().eq(want));
+    }
+
+    /// Adds one row with AVX2 and settles it at once: `false` if refused.
+    ///
+    /// # Safety
+    /// As for [`Long::add_deferred_avx2`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn add_avx2(t: &mut Long, p: *const u8, len: usize, value: i16) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            t.add_deferred_avx2(p, len, value);
+            t.settle_avx2().is_empty()
+        }
+    }
+
+    /// Adds every line of `text` with AVX2, each a row late, then settles.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn add_lines_avx2(t: &mut Long, text: &[u8]) -> Vec<usize> {
+        let mut buf = text.to_vec();
+        buf.extend_from_slice(&[0; KEY_SPAN]);
+        let mut p = 0;
+        while p < text.len() {
+            let len = buf[p..].iter().position(|&c| c == b';').unwrap();
+            let end = p + buf[p..].iter().position(|&c| c == b'\n').unwrap();
+            let value = std::str::from_utf8(&buf[p + len + 1..end]).unwrap();
+            let value = (value.parse::<f64>().unwrap() * 10.0).round() as i16;
+            // SAFETY: `KEY_SPAN` zeros follow the text; the first `;` at
+            // `p + len`; AVX2 as the caller guarantees.
+            unsafe { t.add_deferred_avx2(buf.as_ptr().add(p), len, value) };
+            p = end + 1;
+        }
+        // SAFETY: `buf` is still alive.
+        let refused = unsafe { t.settle_avx2() };
+        (refused.into_iter())
+            .map(|at| at as usize - buf.as_ptr() as usize)
+            .collect()
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn deferred_rows_all_count_and_every_refusal_is_reported() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut t = Long::default();
+        let good = "a station past sixteen bytes;1.5\n".repeat(3);
+        let bad = b"a name not UTF-8 \xff\xfe;2.0\n";
+        let text = [good.as_bytes(), bad, good.as_bytes(), bad, good.as_bytes()].concat();
+        // SAFETY: AVX2 was detected.
+        let refused = unsafe { add_lines_avx2(&mut t, &text) };
+        let second = 2 * good.len() + bad.len();
+        assert_eq!(refused, [good.len(), second]);
+        // Nothing is left to settle, and every good row counts.
+        // SAFETY: as above; nothing deferred.
+        assert!(unsafe { t.settle_avx2() }.is_empty());
+        let sorted = t.into_sorted();
+        assert_eq!(sorted.len(), 1);
+        assert_eq!((sorted[0].1.count, sorted[0].1.sum), (9, 135));
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn vectors_hash_and_compare_as_words_do() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        // Each name in a buffer followed by its `;` and junk, as a line's
+        // value and the next lines follow it in the input.
+        let mut t = Long::default();
+        let names = names();
+        for (round, name) in names.iter().chain(&names).enumerate() {
+            let mut line = [name.clone(), b";-12.3\nnext;1.0\n".repeat(9)].concat();
+            line.resize(KEY_SPAN.max(line.len()), b'!');
+            let words = Key::new(name);
+            // SAFETY: the buffer holds `KEY_SPAN` bytes, the first `;` at
+            // `name.len()`, and AVX2 was detected.
+            let blocks = unsafe { avx2::Blocks::load(line.as_ptr(), name.len()) };
+            assert_eq!(blocks.key(), words, "{name:?}");
+            assert_eq!(blocks.hash(), words.hash(), "{name:?}");
+            // Fed by both paths in turn, each name takes one slot.
+            let value = round as i16;
+            // SAFETY: as above.
+            let added = if round % 2 == 0 {
+                t.add(name, value)
+            } else {
+                unsafe { add_avx2(&mut t, line.as_ptr(), name.len(), value) }
+            };
+            assert_eq!(added, std::str::from_utf8(name).is_ok());
+        }
+        let sorted = t.into_sorted();
+        let valid = names.iter().filter(|n| std::str::from_utf8(n).is_ok());
+        let mut want: Vec<&Vec<u8>> = valid.collect();
+        want.sort();
+        want.dedup();
+        assert!(sorted
+            .iter()
+            .map(|e| &e.0[..])
+            .eq(want.iter().map(|n| &n[..])));
+        assert!(sorted.iter().all(|e| e.1.count == 2));
+    }
+
+    #[test]
+    fn blocks_swapped_hash_apart() {
+        let a = [[b'x'; 32], [b'a'; 32], [b'b'; 32]].concat();
+        let b = [[b'x'; 32], [b'b'; 32], [b'a'; 32]].concat();
+        assert_ne!(Key::new(&a).hash(), Key::new(&b).hash());
     }
 }

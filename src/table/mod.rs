@@ -10,8 +10,9 @@
 //!   zero-padded words it already holds in a register, hashing is one
 //!   multiply, comparing is two word compares against a 32-byte slot that
 //!   also holds the stats;
-//! - longer names go to the `long` table, which stores their first 16 bytes inline
-//!   and the rest in an arena, and compares them in full;
+//! - longer names go to the `long` table, which keeps each name whole in a
+//!   128-byte slot and hashes and compares it as four 32-byte blocks, with
+//!   AVX2 straight from the input;
 //! - both use open addressing with linear probing over a power-of-two
 //!   array, no tombstones (nothing is ever removed);
 //! - at the end each table sorts its own names, the short ones by a radix
@@ -268,12 +269,41 @@ impl Adder<'_> {
         added
     }
 
-    /// Adds a row of a name longer than [`SHORT`] bytes; `a` and `b` are its
-    /// first 16 bytes (little-endian words). Returns `false`, adding
-    /// nothing, for a name that holds a `\n` or is not UTF-8.
+    /// Adds a row of a name longer than [`SHORT`] bytes (at most 100, no
+    /// `;`). Returns `false`, adding nothing, for a name that holds a `\n`
+    /// or is not UTF-8.
+    pub fn add_long(&mut self, name: &[u8], value: i16) -> bool {
+        self.table.long.add(name, value)
+    }
+
+    /// Adds the row of the long name of `len` bytes at `p` a row late, read
+    /// as AVX2 vectors straight from the input: it hashes the name and
+    /// starts fetching its slot, then adds the row it deferred before (whose
+    /// slot has had the time to come). A name the table refuses is reported
+    /// by [`Adder::settle_long_avx2`].
+    ///
+    /// # Safety
+    /// `p` must be valid for reads of 128 bytes until the next call of
+    /// [`Adder::settle_long_avx2`], which must come before the adder is
+    /// dropped; its first `;` at `p + len` with `SHORT < len <= 100`, and
+    /// the CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    pub fn add_long(&mut self, a: u64, b: u64, name: &[u8], value: i16) -> bool {
-        self.table.long.add(a, b, name, value)
+    pub unsafe fn add_long_deferred_avx2(&mut self, p: *const u8, len: usize, value: i16) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.table.long.add_deferred_avx2(p, len, value) }
+    }
+
+    /// Adds the long row deferred last, if any; returns where the lines
+    /// whose names the table refused since the last call start.
+    ///
+    /// # Safety
+    /// The deferred row's bytes must still be valid (see
+    /// [`Adder::add_long_deferred_avx2`]), and the CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    pub unsafe fn settle_long_avx2(&mut self) -> Vec<*const u8> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.table.long.settle_avx2() }
     }
 
     /// Adds a row of a name of any length (up to 100 bytes, no `;`).
@@ -284,8 +314,7 @@ impl Adder<'_> {
             let (a, b) = short::key(name);
             self.add_short(a, b, value)
         } else {
-            let (a, b) = long::key_words(name);
-            self.add_long(a, b, name, value)
+            self.add_long(name, value)
         }
     }
 }

@@ -123,6 +123,21 @@ fn name_not_utf8() {
 }
 
 #[test]
+fn long_name_not_utf8_among_long_names() {
+    // The fast engine adds a long name's row a row late: the rows after a
+    // refused one are read on, and the fault is still reported at its line,
+    // the first of two.
+    let good = "a station name of many bytes;1.0\n".repeat(50);
+    let bad = b"a long station name \xc3( not UTF-8;2.0\n";
+    let bytes = [good.as_bytes(), bad, good.as_bytes(), bad, good.as_bytes()].concat();
+    assert_bad_line(
+        &bytes,
+        51,
+        "expected a UTF-8 station name, found invalid UTF-8 in `a long station name \\xc3( not UTF-8`",
+    );
+}
+
+#[test]
 fn name_over_100_bytes() {
     let name = "é".repeat(50) + "x";
     assert_bad_line(
