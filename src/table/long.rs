@@ -141,16 +141,13 @@ impl Slot {
     /// Counts one more row of this station.
     #[inline(always)]
     fn add(&mut self, value: i16) {
-        self.sum += i64::from(value);
-        self.count += 1;
-        // Branches, as in the short table: after a name's first rows they
-        // are almost never taken.
-        if value < self.min {
-            self.min = value;
-        }
-        if value > self.max {
-            self.max = value;
-        }
+        super::count(
+            &mut self.sum,
+            &mut self.count,
+            &mut self.min,
+            &mut self.max,
+            value,
+        );
     }
 }
 

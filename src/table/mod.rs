@@ -41,6 +41,27 @@ fn acceptable(name: &[u8]) -> bool {
     !name.is_empty() && !name.contains(&b'\n') && std::str::from_utf8(name).is_ok()
 }
 
+/// Counts `value` into a slot's sum, count, min and max. Branches, not
+/// `min`/`max`: after a name's first rows they are almost never taken,
+/// which saves a load and a store each per row.
+#[inline(always)]
+fn count<C: std::ops::AddAssign + From<u8>>(
+    sum: &mut i64,
+    count: &mut C,
+    min: &mut i16,
+    max: &mut i16,
+    value: i16,
+) {
+    *sum += i64::from(value);
+    *count += C::from(1);
+    if value < *min {
+        *min = value;
+    }
+    if value > *max {
+        *max = value;
+    }
+}
+
 /// The offset every entry of a [`Table`] carries. An [`Entry`]'s offset
 /// is where [`Summary::from_entries`](crate::engine::Summary::from_entries)
 /// reports a name it refuses; this table refuses such names itself
@@ -244,17 +265,7 @@ impl Adder<'_> {
             // size below the array's size in bytes.
             let s = unsafe { &mut *self.slots.byte_add(at) };
             if s.a == a && s.b == b {
-                s.sum += i64::from(value);
-                s.count += 1;
-                // Branches, not `min`/`max`: after the first rows of a name
-                // they are almost never taken, which saves a load and a
-                // store each per row.
-                if value < s.min {
-                    s.min = value;
-                }
-                if value > s.max {
-                    s.max = value;
-                }
+                count(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, value);
                 return true;
             }
             if s.a | s.b == 0 {
