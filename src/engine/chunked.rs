@@ -74,7 +74,7 @@ impl Partial for Table {
         let mut entries: Vec<_> = self
             .table
             .into_iter()
-            .map(|e| (RawName::from(&*e.name), e.stats, e.first))
+            .map(|e| (RawName::from_slice(&e.name), e.stats, e.first))
             .collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         entries

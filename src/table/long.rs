@@ -389,7 +389,7 @@ impl Long {
                     sum: s.sum,
                     count: s.count,
                 };
-                (RawName::from(Key::of(s).name()), stats, NO_OFFSET)
+                (RawName::from_slice(Key::of(s).name()), stats, NO_OFFSET)
             })
             .collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));

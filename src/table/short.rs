@@ -305,7 +305,7 @@ impl Short {
                     count: u64::from(s.count),
                 };
                 (
-                    RawName::from(&bytes[..bytes[15] as usize]),
+                    RawName::from_slice(&bytes[..bytes[15] as usize]),
                     stats,
                     NO_OFFSET,
                 )
