@@ -860,7 +860,8 @@ fn avx2(kernels: Kernels) -> bool {
 /// table, bounds and CPU features checked.
 /// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`,
 /// the start of a line the scanner does not accept (the caller hands it to
-/// the strict parser).
+/// the strict parser). If that line holds a name the table refused, which
+/// is always a fault of the input, lines after it may have been added too.
 ///
 /// # Panics
 /// If `limit + PAD > buf.len()`.
@@ -891,7 +892,9 @@ pub fn scan(
 /// bounds and CPU features checked.
 /// Returns when any stream is done or meets a line the scanner does not
 /// accept, each `ps[k]` at the first line of stream `k` not yet added; the
-/// caller finishes the streams one by one with [`scan`].
+/// caller finishes the streams one by one with [`scan`]. If that line holds
+/// a name the table refused, which is always a fault of the input, lines
+/// after it may have been added too.
 ///
 /// A table past a few MiB is fed a row behind, its slots prefetched
 /// ([`Adder::is_big`]), and one past tens of MiB a batch of rows behind

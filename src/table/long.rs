@@ -329,10 +329,8 @@ impl Long {
     fn add_probe<P: Probe>(&mut self, probe: &P, hash: u64, value: i16) -> bool {
         let mut i = (hash >> self.shift) as usize;
         loop {
-            // SAFETY: `mask` is `slots.len() - 1` and `shift` is
-            // `64 - log2(slots.len())` (set together in `with_capacity` and
-            // `resize`), so both `hash >> shift` and `i & mask` are in
-            // bounds.
+            // SAFETY: `hash >> shift` and `i & mask` are below `slots.len()`
+            // (`mask`, `shift` set with it in `with_capacity` and `resize`).
             let s = unsafe { self.slots.get_unchecked_mut(i) };
             if probe.matches(s) {
                 s.add(value);
@@ -666,10 +664,10 @@ mod tests {
             assert_eq!(blocks.hash(), words.hash(), "{name:?}");
             // Fed by both paths in turn, each name takes one slot.
             let value = round as i16;
-            // SAFETY: as above.
             let added = if round % 2 == 0 {
                 t.add(name, value)
             } else {
+                // SAFETY: as above.
                 unsafe { add_avx2(&mut t, line.as_ptr(), name.len(), value) }
             };
             assert_eq!(added, std::str::from_utf8(name).is_ok());

@@ -145,6 +145,9 @@ impl Table {
     /// Adds one row of a name of any length (up to 100 bytes, no `;`).
     /// Returns `false`, adding nothing, for a name that is empty, holds a
     /// `\n` or is not UTF-8.
+    ///
+    /// # Panics
+    /// If the name is longer than 100 bytes.
     pub fn add(&mut self, name: &[u8], value: i16) -> bool {
         self.adder(name.len() + 7).add(name, value)
     }
@@ -283,6 +286,9 @@ impl Adder<'_> {
     /// Adds a row of a name longer than [`SHORT`] bytes (at most 100, no
     /// `;`). Returns `false`, adding nothing, for a name that holds a `\n`
     /// or is not UTF-8.
+    ///
+    /// # Panics
+    /// If the name is longer than 100 bytes.
     pub fn add_long(&mut self, name: &[u8], value: i16) -> bool {
         self.table.long.add(name, value)
     }
@@ -320,6 +326,9 @@ impl Adder<'_> {
     /// Adds a row of a name of any length (up to 100 bytes, no `;`).
     /// Returns `false`, adding nothing, for a name that is empty, holds a
     /// `\n` or is not UTF-8.
+    ///
+    /// # Panics
+    /// If the name is longer than 100 bytes.
     pub fn add(&mut self, name: &[u8], value: i16) -> bool {
         if name.len() <= SHORT {
             let (a, b) = short::key(name);
