@@ -254,8 +254,9 @@ trait Kernel {
 
     /// Adds the row of the name of `len` bytes at `p` to the long names'
     /// table; `false` if the table refuses the name. The AVX2 kernel adds
-    /// it a row late ([`Adder::add_long_deferred_avx2`]) and never refuses
-    /// at once: its scans end by [`settle`].
+    /// it a row late ([`Adder::add_long_deferred_avx2`]): its `false` says
+    /// that the row deferred before was refused, and its scans end by
+    /// [`settle`], which finds that row.
     ///
     /// # Safety
     /// `p` must be valid for reads of [`PAD`] bytes until the scan returns,
@@ -394,8 +395,7 @@ mod avx2 {
             // SAFETY: forwarded from the caller: PAD = 128 readable bytes
             // until the scan returns, the `;` at `p + len`, AVX2 present as
             // for `window`.
-            unsafe { adder.add_long_deferred_avx2(p, len, value) };
-            true
+            unsafe { adder.add_long_deferred_avx2(p, len, value) }
         }
 
         #[inline(always)]
@@ -778,24 +778,24 @@ unsafe fn batched<K: Kernel>(
 pub const STREAMS: usize = 3;
 
 /// Adds the long row the AVX2 kernel deferred, if any (see
-/// [`Adder::add_long_deferred_avx2`]), and returns where in `buf` the lines
-/// whose names the table refused start. Every AVX2 scan ends here, while
-/// the rows it deferred are still in `buf`; the caller moves each stream
-/// back to its first refused line.
+/// [`Adder::add_long_deferred_avx2`]), and returns where in `buf` the line
+/// whose name the table refused starts, if any. Every AVX2 scan ends here,
+/// while the rows it deferred are still in `buf`; the caller moves that
+/// line's stream back to it.
 ///
 /// A deferred row's stream has moved on by the time it is added, so rows
-/// after a refused one are added too. They are moot: every name the table
-/// refuses is a fault of the input, which the strict parser then reports at
-/// that line, the first of its stream (the streams are finished in input
-/// order, so the first fault reported is the input's first).
+/// after a refused one are added too (the scan stops at the next long row,
+/// in whichever stream). They are moot: every name the table refuses is a
+/// fault of the input, which the strict parser then reports at that line,
+/// the first of its stream (the streams are finished in input order, so
+/// the first fault reported is the input's first).
 #[cfg(target_arch = "x86_64")]
-fn settle(adder: &mut Adder, buf: &[u8]) -> impl Iterator<Item = usize> {
-    let base = buf.as_ptr() as usize;
+fn settle(adder: &mut Adder, buf: &[u8]) -> Option<usize> {
     // SAFETY: only the AVX2 kernel defers rows, and the callers only run it
     // where the CPU has AVX2; every row deferred since the last call is in
     // `buf`, which the caller still borrows.
-    let refused = unsafe { adder.settle_long_avx2() };
-    refused.into_iter().map(move |at| at as usize - base)
+    let at = unsafe { adder.settle_long_avx2() }?;
+    Some(at as usize - buf.as_ptr() as usize)
 }
 
 /// Which kernel [`scan`] uses.
@@ -878,7 +878,7 @@ pub fn scan(
         // SAFETY: bounds asserted above, AVX2 and BMI detected at run time.
         let stop = unsafe { lines_avx2(adder, buf, start, limit) };
         // A refused long row comes before where the scan stopped.
-        return match settle(adder, buf).min() {
+        return match settle(adder, buf) {
             Some(at) => Err(at),
             None => stop,
         };
@@ -952,7 +952,7 @@ fn scan_lockstep_as(
             }
         };
         // A refused long row comes before its stream's position.
-        for at in settle(adder, buf) {
+        if let Some(at) = settle(adder, buf) {
             let k = (0..STREAMS)
                 .find(|&k| starts[k] <= at && at < ends[k])
                 .expect("a deferred row lies in its stream");

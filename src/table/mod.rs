@@ -296,8 +296,9 @@ impl Adder<'_> {
     /// Adds the row of the long name of `len` bytes at `p` a row late, read
     /// as AVX2 vectors straight from the input: it hashes the name and
     /// starts fetching its slot, then adds the row it deferred before (whose
-    /// slot has had the time to come). A name the table refuses is reported
-    /// by [`Adder::settle_long_avx2`].
+    /// slot has had the time to come). Returns `false`, taking nothing, if
+    /// the table refused that row before; [`Adder::settle_long_avx2`] says
+    /// where it is.
     ///
     /// # Safety
     /// `p` must be valid for reads of 128 bytes until the next call of
@@ -306,19 +307,19 @@ impl Adder<'_> {
     /// the CPU must have AVX2.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    pub unsafe fn add_long_deferred_avx2(&mut self, p: *const u8, len: usize, value: i16) {
+    pub unsafe fn add_long_deferred_avx2(&mut self, p: *const u8, len: usize, value: i16) -> bool {
         // SAFETY: forwarded from the caller.
         unsafe { self.table.long.add_deferred_avx2(p, len, value) }
     }
 
-    /// Adds the long row deferred last, if any; returns where the lines
-    /// whose names the table refused since the last call start.
+    /// Adds the long row deferred last, if any; returns where the line
+    /// whose name the table refused since the last call starts, if any.
     ///
     /// # Safety
     /// The deferred row's bytes must still be valid (see
     /// [`Adder::add_long_deferred_avx2`]), and the CPU must have AVX2.
     #[cfg(target_arch = "x86_64")]
-    pub unsafe fn settle_long_avx2(&mut self) -> Vec<*const u8> {
+    pub unsafe fn settle_long_avx2(&mut self) -> Option<*const u8> {
         // SAFETY: forwarded from the caller.
         unsafe { self.table.long.settle_avx2() }
     }
