@@ -38,19 +38,19 @@ const KEY_WORDS: usize = 13;
 const _: () = assert!(MAX_NAME_LEN < 8 * KEY_WORDS);
 
 /// Bytes a [`Key`] spans: four 32-byte blocks.
-pub const KEY_SPAN: usize = 128;
+const KEY_SPAN: usize = 128;
 
 /// A long name as the table keys it: the name, its `;`, then zeros, as
 /// the little-endian words of four 32-byte blocks. Words from `KEY_WORDS`
 /// on are always zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C, align(32))]
-pub struct Key([u64; KEY_SPAN / 8]);
+struct Key([u64; KEY_SPAN / 8]);
 
 impl Key {
     /// The key of `name`, which must be at most [`MAX_NAME_LEN`] bytes
     /// without a `;`.
-    pub fn new(name: &[u8]) -> Key {
+    fn new(name: &[u8]) -> Key {
         assert!(name.len() <= MAX_NAME_LEN);
         let mut bytes = [0u8; KEY_SPAN];
         bytes[..name.len()].copy_from_slice(name);
@@ -141,7 +141,7 @@ impl Slot {
     /// Counts one more row of this station.
     #[inline(always)]
     fn add(&mut self, value: i16) {
-        super::count(
+        super::tally(
             &mut self.sum,
             &mut self.count,
             &mut self.min,

@@ -45,7 +45,7 @@ fn acceptable(name: &[u8]) -> bool {
 /// `min`/`max`: after a name's first rows they are almost never taken,
 /// which saves a load and a store each per row.
 #[inline(always)]
-fn count<C: std::ops::AddAssign + From<u8>>(
+fn tally<C: std::ops::AddAssign + From<u8>>(
     sum: &mut i64,
     count: &mut C,
     min: &mut i16,
@@ -268,7 +268,7 @@ impl Adder<'_> {
             // size below the array's size in bytes.
             let s = unsafe { &mut *self.slots.byte_add(at) };
             if s.a == a && s.b == b {
-                count(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, value);
+                tally(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, value);
                 return true;
             }
             if s.a | s.b == 0 {
