@@ -133,6 +133,14 @@ impl Input {
             // Lines are consumed front to back, so ask for aggressive
             // read-ahead.
             let _ = map.advise(memmap2::Advice::Sequential);
+            // Pages of the file not yet cached are then read into the page
+            // cache as 2 MiB folios (where the kernel allows transparent
+            // huge pages), and every later run maps them a folio at a time
+            // instead of a few pages at a time: 0.94 times the CPU time on
+            // the 413 set's 10^8 rows read cold first, the system time 0.07
+            // s → 0.01 s (docs/PERFORMANCE.md, step 35). Pages already
+            // cached stay as they are.
+            let _ = map.advise(memmap2::Advice::HugePage);
             Source::Mapped { file, map }
         } else {
             let reader = Counting {
@@ -323,4 +331,36 @@ fn grow_pipe(fd: &std::os::fd::OwnedFd) {
         }
     }
     let _ = fd;
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The flags of the mapping of `path` in this process, as
+    /// `/proc/self/smaps` lists them.
+    fn vm_flags(path: &Path) -> String {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let path = path.to_str().unwrap();
+        let mut lines = smaps.lines().skip_while(|l| !l.ends_with(path));
+        assert!(lines.next().is_some(), "{path} is not mapped");
+        let flags = lines.find(|l| l.starts_with("VmFlags:")).unwrap();
+        flags.to_string()
+    }
+
+    #[test]
+    fn a_mapped_file_is_advised_sequential_and_huge_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.txt");
+        std::fs::write(&path, b"a;1.0\n".repeat(100_000)).unwrap();
+        let input = Input::open(&path).unwrap();
+        assert!(matches!(input.source, Source::Mapped { .. }));
+        let flags = vm_flags(&path);
+        // `sr`: sequential read-ahead. `hg`: huge pages advised, which a
+        // kernel built without transparent huge pages refuses.
+        assert!(flags.contains(" sr"), "{flags}");
+        if Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
+            assert!(flags.contains(" hg"), "{flags}");
+        }
+    }
 }
