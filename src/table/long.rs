@@ -352,7 +352,8 @@ impl Long {
     }
 
     /// Fills the empty slot `i` with `key`'s first row, and grows the
-    /// table past half full; refuses a name [`super::acceptable`] refuses.
+    /// table when over-full ([`super::over_full`]); refuses a name
+    /// [`super::acceptable`] refuses.
     #[cold]
     #[inline(never)]
     fn insert(&mut self, i: usize, key: &Key, value: i16) -> bool {
@@ -364,7 +365,7 @@ impl Long {
         (s.min, s.max, s.sum, s.count) = (value, value, i64::from(value), 1);
         self.slots[i] = s;
         self.len += 1;
-        if self.len * 2 > self.slots.len() {
+        if super::over_full::<Slot>(self.len, self.slots.len()) {
             self.resize(self.slots.len() * 2);
         }
         true
@@ -561,6 +562,28 @@ mod tests {
             Key::new(&[b'a'; 20]),
             Key::new(&[&[b'a'; 20][..], &[0]].concat())
         );
+    }
+
+    #[test]
+    fn stays_a_quarter_full_until_2_mib_then_half() {
+        let name = |i: usize| format!("a long name, number {i:>6}").into_bytes();
+        let mut t = Long::with_capacity(64);
+        for i in 0..16 {
+            assert!(t.add(&name(i), 1));
+        }
+        assert_eq!(t.slots.len(), 64);
+        assert!(t.add(&name(16), 1));
+        assert_eq!(t.slots.len(), 128);
+        // 2 MiB of slots: 16,384, which half full holds 8,192 names.
+        let big = (2 << 20) / std::mem::size_of::<Slot>();
+        let mut t = Long::with_capacity(big);
+        for i in 0..big / 2 {
+            assert!(t.add(&name(i), 1));
+        }
+        assert_eq!(t.slots.len(), big);
+        assert!(t.add(&name(big / 2), 1));
+        assert_eq!(t.slots.len(), 2 * big);
+        assert_eq!(t.len(), big / 2 + 1);
     }
 
     #[test]

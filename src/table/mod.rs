@@ -62,6 +62,18 @@ fn tally<C: std::ops::AddAssign + From<u8>>(
     }
 }
 
+/// Whether `len` names over-fill `n` slots of type `S`. Small tables stay
+/// at most a quarter full: at half, the 413 official names took a second
+/// probe on 29% of rows, each a mispredicted branch, and the 10K set's
+/// long names on 27% of theirs (0.973× the CPU time at a quarter, 21
+/// pairs; docs/PERFORMANCE.md, step 36). Past 2 MiB a table no longer
+/// fits in L2 whatever its load, and half full halves the memory a million
+/// names take (and the pages the kernel must fault in).
+fn over_full<S>(len: usize, n: usize) -> bool {
+    let big = (2 << 20) / std::mem::size_of::<S>();
+    len * if n >= big { 2 } else { 4 } > n
+}
+
 /// The offset every entry of a [`Table`] carries. An [`Entry`]'s offset
 /// is where [`Summary::from_entries`](crate::engine::Summary::from_entries)
 /// reports a name it refuses; this table refuses such names itself

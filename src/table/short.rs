@@ -165,16 +165,6 @@ fn home(a: u64, b: u64, shift: u32) -> usize {
     (hash(a, b) >> shift) as usize
 }
 
-/// Whether `len` names over-fill `n` slots. Small tables stay at most a
-/// quarter full: at half, the 413 official names took a second probe on
-/// 29% of rows, each a mispredicted branch. Past 2 MiB the table no longer
-/// fits in L2 whatever its load, and half full halves the memory a
-/// million names take (and the pages the kernel must fault in).
-fn over_full(len: usize, n: usize) -> bool {
-    const BIG: usize = (2 << 20) / std::mem::size_of::<Slot>();
-    len * if n >= BIG { 2 } else { 4 } > n
-}
-
 /// The table of short names.
 #[derive(Clone)]
 pub(super) struct Short {
@@ -221,7 +211,7 @@ impl Short {
             max: value,
         };
         self.len += 1;
-        if over_full(self.len, self.slots.len()) {
+        if super::over_full::<Slot>(self.len, self.slots.len()) {
             self.grow();
         }
         true
@@ -290,7 +280,7 @@ impl Short {
                 n += 1;
             }
         }
-        // At most half full (`over_full`), so the free slots can hold them all.
+        // At most half full (`super::over_full`), so the free slots can hold them all.
         let (sorted, spare) = self.slots.split_at_mut(n);
         super::radix::sort(sorted, spare);
         (sorted.iter())
