@@ -19,6 +19,8 @@ use std::sync::{Condvar, Mutex};
 
 use self::normal::TenthsNormal;
 use self::rng::{below, Stream};
+#[cfg(test)]
+pub(crate) use self::stations::official;
 pub use self::stations::{Station, MAX_KEYS};
 
 /// Rows per block: a block is one `write` and one unit of parallel work.

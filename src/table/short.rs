@@ -189,6 +189,14 @@ impl Short {
         self.len
     }
 
+    /// Names not in their home slot: each of their rows probes on.
+    #[cfg(test)]
+    pub fn displaced(&self) -> usize {
+        (self.slots.iter().enumerate())
+            .filter(|(i, s)| s.a | s.b != 0 && home(s.a, s.b, self.shift) != *i)
+            .count()
+    }
+
     /// Fills the empty slot `i` with a new name and its first value;
     /// returns `false`, leaving the table alone, for a name
     /// [`super::acceptable`] refuses (the scanner does not check names:
