@@ -86,6 +86,21 @@ const NO_OFFSET: usize = 0;
 /// than `5 × 2^32` bytes hold fewer than `2^32` rows.
 const RUN_BYTES: u64 = 5 * u32::MAX as u64;
 
+/// Short slots a table has once it has been given [`SPREAD_BYTES`] of
+/// input: 32,768 (1 MiB), in which 0.2% of the 413 official names sit
+/// past their home slot, where in the 4,096 a table starts with 5.7% did,
+/// and every row of such a name mispredicted the key's compare (0.064 per
+/// row of the 413 set's 0.115). The set's time 0.933× (21 pairs;
+/// docs/PERFORMANCE.md, step 38). Only the slots written take memory, and
+/// the 10K set's table reaches 2 MiB either way. Small inputs keep the
+/// small table: walking 1 MiB of slots to sort them costs a few hundred
+/// page faults, which made the fuzz target, whose inputs are a few KB,
+/// seven times slower.
+const SPREAD_SLOTS: usize = 1 << 15;
+
+/// Input after which a table spreads its short names ([`SPREAD_SLOTS`]).
+const SPREAD_BYTES: u64 = 1 << 20;
+
 /// Short-table size in bytes beyond which [`Adder::is_big`] holds: twice the
 /// 2 MiB L2 of the machines measured, where the 10K set's 2 MiB table
 /// gained nothing from prefetching and a million names' 64 MiB one did
@@ -113,14 +128,10 @@ pub struct Table {
 
 impl Default for Table {
     fn default() -> Table {
-        // 1 MiB of short slots (32,768): 0.2% of the 413 official names
-        // then sit past their home slot, where in 4,096 slots 5.7% did,
-        // and every row of such a name mispredicted the key's compare
-        // (0.064 per row of the 413 set). The set's time 0.933× (21 pairs;
-        // docs/PERFORMANCE.md, step 38). Only the slots written take
-        // memory, and the 10K set's table reaches 2 MiB either way.
+        // 128 KiB of short slots (4096), for small inputs: a table given
+        // more input grows to `SPREAD_SLOTS` (`Table::will_scan`).
         Table {
-            short: short::Short::with_slots(1 << 15),
+            short: short::Short::with_slots(1 << 12),
             long: long::Long::default(),
             runs: Vec::new(),
             scanned: 0,
@@ -155,6 +166,9 @@ impl Table {
             self.runs
                 .push(std::mem::replace(&mut self.short, fresh).into_sorted());
             self.scanned = bytes;
+        }
+        if self.scanned >= SPREAD_BYTES {
+            self.short.reserve(SPREAD_SLOTS);
         }
     }
 
@@ -387,6 +401,9 @@ mod tests {
     #[test]
     fn the_official_names_sit_nearly_all_in_their_home_slots() {
         let mut t = Table::default();
+        assert_eq!(t.short.slots.len(), 1 << 12);
+        t.will_scan(SPREAD_BYTES as usize);
+        assert_eq!(t.short.slots.len(), SPREAD_SLOTS);
         for station in crate::generate::official() {
             add(&mut t, station.name().as_bytes(), 0);
         }

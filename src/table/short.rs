@@ -189,6 +189,13 @@ impl Short {
         self.len
     }
 
+    /// Grows the table to at least `n` slots (a power of two).
+    pub fn reserve(&mut self, n: usize) {
+        while self.slots.len() < n {
+            self.grow();
+        }
+    }
+
     /// Names not in their home slot: each of their rows probes on.
     #[cfg(test)]
     pub fn displaced(&self) -> usize {
