@@ -156,7 +156,8 @@ impl Table {
     /// setting the table aside as a sorted run and starting an empty one of
     /// the same size if its counts could overflow. A table's count is a
     /// `u32` so that its slot is 32 bytes, and a run merges like another
-    /// thread's.
+    /// thread's. Spreads the short table to [`SPREAD_SLOTS`] once it has
+    /// been given [`SPREAD_BYTES`].
     fn will_scan(&mut self, bytes: usize) {
         let bytes = bytes as u64;
         assert!(bytes <= RUN_BYTES);
