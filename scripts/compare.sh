@@ -9,7 +9,9 @@
 #      and polars in a venv at bench/venv (pip);
 #   2. builds brc in release mode and generates bench/data/measurements-<KEYS>-<ROWS>.txt
 #      (reused when present), plus a file with SMALL_ROWS rows for the tools
-#      too slow for the full one;
+#      too slow for the full one, and reads each file into the page cache
+#      afresh (dropped, then read once), so that every run starts from the
+#      same state;
 #   3. runs every tool once and cross-checks its result with brc's (same
 #      stations, same min and max, mean within 0.1): a tool that disagrees is
 #      marked failed and not timed;
@@ -150,6 +152,26 @@ ensure_data() {
 for keys in $keysets; do
     ensure_data "$keys" "$rows"
     ensure_data "$keys" "$small_rows"
+done
+
+# Every run starts from the same page-cache state: each file dropped from
+# the cache and read once from disk. How the kernel caches a file depends
+# on how it got there: read once, it is held in 2 MiB folios (as `cp` or
+# `cat` leave it); read back by a reader that maps it without readahead,
+# in 4 KiB pages, and then every mapped read pays the kernel for each page
+# (brc 1.08x the CPU time on the 10K set's 10^8 rows; DuckDB and Polars,
+# which copy with read(), 1.01x and 0.98x; docs/PERFORMANCE.md). Which of
+# the two a reused file was in depended on the machine's history.
+echo "== reading the data files into the page cache, fresh"
+for keys in $keysets; do
+    for n in "$rows" "$small_rows"; do
+        file=$(data_file "$keys" "$n")
+        # Written back first: the kernel drops clean pages only.
+        sync "$file"
+        dd if="$file" iflag=nocache count=0 status=none ||
+            echo "warning: could not drop $file from the page cache; timing it as cached" >&2
+        cat "$file" >/dev/null
+    done
 done
 
 # --- 3 and 4. check, then time, each tool ---------------------------------
