@@ -50,18 +50,19 @@ pub fn run<P: Partial>(reader: impl Read, options: &Options) -> Result<Summary, 
         full: full_tx,
         free: free_rx,
     };
+    let finish = engine::Finish::<P>::new(threads);
     let (read, results) = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 let free = free_tx.clone();
-                let (full, shared) = (&full_rx, &shared);
-                s.spawn(move || work::<P>(full, free, shared))
+                let (full, shared, finish) = (&full_rx, &shared, &finish);
+                s.spawn(move || work::<P>(full, free, shared, finish))
             })
             .collect();
         drop(free_tx);
         // Returning drops the sender, which lets the workers finish.
         let read = reading.run(reader, &shared.fault_bound);
-        let results: Vec<(Vec<Entry>, Option<Located>)> = workers
+        let results: Vec<(Option<Vec<Entry>>, Option<Located>)> = workers
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect();
@@ -79,7 +80,7 @@ pub fn run<P: Partial>(reader: impl Read, options: &Options) -> Result<Summary, 
     });
     let mut runs = Vec::with_capacity(results.len());
     for (run, found) in results {
-        runs.push(run);
+        runs.extend(run);
         // The first fault in the input wins, as in `Fault::first`.
         fault = [fault.take(), found]
             .into_iter()
@@ -317,19 +318,21 @@ struct Located {
 }
 
 /// A worker: feeds blocks into its own `P` until the reader is done,
-/// returning every buffer to the pool, then gives its names sorted.
+/// returning every buffer to the pool, then hands it in to `finish`, which
+/// gives its names sorted (or leaves them to another worker).
 fn work<P: Partial>(
     full: &Mutex<Receiver<Block>>,
     free: Sender<Vec<u8>>,
     shared: &Shared,
-) -> (Vec<Entry>, Option<Located>) {
+    finish: &engine::Finish<P>,
+) -> (Option<Vec<Entry>>, Option<Located>) {
     let mut partial = P::default();
     let mut found = None;
     let mut clock = WorkerClock::start();
     loop {
         let block = full.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let Ok(block) = block else {
-            return (clock.sort(|| partial.into_sorted()), found);
+            return (finish.sorted(partial, &mut clock), found);
         };
         if block.offset <= shared.fault_bound.load(Ordering::Relaxed) {
             let bytes = &block.buf[..block.len];

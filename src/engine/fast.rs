@@ -142,4 +142,10 @@ impl<const PORTABLE: bool> Partial for Fast<PORTABLE> {
     fn into_sorted(self) -> Vec<Entry> {
         self.table.into_sorted()
     }
+
+    const ABSORBS: bool = true;
+
+    fn absorb(&mut self, other: Self) {
+        self.table.absorb(other.table);
+    }
 }

@@ -13,11 +13,12 @@
 //!   [`crate::table::Table`]; `swar` is the same with the portable kernel.
 //!
 //! Engines above `naive` share the parallel driver in this module: each
-//! thread feeds chunks into its own [`Partial`] and then sorts its names
-//! (the threads sort side by side), the sorted runs are merged
-//! ([`merge_runs`]), and [`Summary::from_entries`] checks each distinct
-//! name's UTF-8 once. The same [`Partial`]s run on streams in
-//! [`crate::stream`].
+//! thread feeds chunks into its own [`Partial`], and then the threads
+//! either sort their names side by side or, for the fast engines, the last
+//! one to finish folds the others' partials into its own and sorts once
+//! ([`Partial::ABSORBS`]); sorted runs are merged ([`merge_runs`]), and
+//! [`Summary::from_entries`] checks each distinct name's UTF-8 once. The
+//! same [`Partial`]s run on streams in [`crate::stream`].
 
 pub mod chunked;
 pub mod fast;
@@ -242,12 +243,30 @@ pub trait Partial: Default + Send {
     /// offset of the first line it appeared on ([`Entry`]; an engine that
     /// refuses such names in `feed`, at their first line, keeps none).
     ///
-    /// Each thread sorts its own, so the threads sort side by side, and
-    /// [`merge_runs`] then folds the runs together in one pass: with a
-    /// million names the whole run took 0.75 times as long as when one
-    /// thread's hash table was folded into another's and the names sorted
-    /// after (docs/PERFORMANCE.md, step 15).
+    /// Unless the partials fold ([`Partial::ABSORBS`]), each thread sorts
+    /// its own, so the threads sort side by side, and [`merge_runs`] then
+    /// folds the runs together in one pass.
     fn into_sorted(self) -> Vec<Entry>;
+
+    /// Whether [`Partial::absorb`] folds one partial into another more
+    /// cheaply than both can be sorted and merged, so that a run's threads
+    /// fold their partials into one and sort once. The fast engines'
+    /// tables do: both place a name by the same hash, so one is walked in
+    /// slot order into the other, and their radix sort is the costly part
+    /// (docs/PERFORMANCE.md, step 39). When the fold probed the other
+    /// table at random and a comparison sort followed, it cost more than
+    /// the two sorts (step 15); `chunked` keeps those sorts.
+    const ABSORBS: bool = false;
+
+    /// Adds `other`'s stations to these.
+    ///
+    /// # Panics
+    /// If the partials do not fold ([`Partial::ABSORBS`] is `false`), the
+    /// default.
+    fn absorb(&mut self, other: Self) {
+        let _ = other;
+        panic!("absorb called on a partial that does not fold");
+    }
 }
 
 /// Merges runs of entries, each sorted by name with no name twice, into
@@ -314,10 +333,56 @@ fn merge_two(mut x: Vec<Entry>, y: Vec<Entry>) -> Vec<Entry> {
 }
 
 /// Runs a parallel engine: threads claim chunks in input order from an
-/// atomic cursor, each feeds its own [`Partial`] and sorts it, then the
-/// sorted runs merge.
+/// atomic cursor, each feeds its own [`Partial`], then the partials are
+/// sorted and merged (see [`Partial::ABSORBS`]).
 pub fn run_parallel<P: Partial>(input: &[u8], options: &Options) -> Result<Summary, Fault> {
     run_parallel_with::<P>(input, options, &|_| {}, &|_| {})
+}
+
+/// Where a run's threads hand in their [`Partial`]s when their input is
+/// done. For an engine that sorts each partial ([`Partial::ABSORBS`] off),
+/// each thread sorts its own, side by side with the others. Otherwise the
+/// threads that finish first leave their partials here and the last one
+/// folds them into its own and sorts once: folding a million names' tables
+/// slot by slot cost less than the second sort and the merge (the 10^6-key
+/// file 0.85× the CPU time; docs/PERFORMANCE.md, step 39).
+pub(crate) struct Finish<P> {
+    /// Partials left so far, and how many threads have finished.
+    left: std::sync::Mutex<(Vec<P>, usize)>,
+    threads: usize,
+}
+
+impl<P: Partial> Finish<P> {
+    /// For a run of `threads` threads, each of which calls
+    /// [`Finish::sorted`] once.
+    pub(crate) fn new(threads: usize) -> Finish<P> {
+        Finish {
+            left: std::sync::Mutex::new((Vec::new(), 0)),
+            threads,
+        }
+    }
+
+    /// A thread's share of the names, sorted, given its `partial` (timed by
+    /// `clock`): `None` if another thread will fold it into its own.
+    pub(crate) fn sorted(&self, mut partial: P, clock: &mut WorkerClock) -> Option<Vec<Entry>> {
+        if P::ABSORBS {
+            let mut left = self.left.lock().unwrap_or_else(|e| e.into_inner());
+            left.1 += 1;
+            if left.1 < self.threads {
+                left.0.push(partial);
+                return None;
+            }
+            let others = std::mem::take(&mut left.0);
+            drop(left);
+            return Some(clock.sort(|| {
+                for other in others {
+                    partial.absorb(other);
+                }
+                partial.into_sorted()
+            }));
+        }
+        Some(clock.sort(|| partial.into_sorted()))
+    }
 }
 
 /// [`run_parallel`], calling `done` with each chunk's byte range once it has
@@ -332,6 +397,8 @@ pub fn run_parallel_with<P: Partial>(
     release: &dyn Fn(Range<usize>),
 ) -> Result<Summary, Fault> {
     let chunks = Chunks::new(input, options.chunk_size, options.threads);
+    let threads = options.threads.max(1);
+    let finish = Finish::<P>::new(threads);
     let work = || {
         let mut partial = P::default();
         let mut fault = None;
@@ -345,10 +412,9 @@ pub fn run_parallel_with<P: Partial>(
             clock.chunk(chunk.len());
             done(offset..offset + chunk.len());
         }
-        (clock.sort(|| partial.into_sorted()), fault)
+        (finish.sorted(partial, &mut clock), fault)
     };
-    let threads = options.threads.max(1);
-    let results: Vec<(Vec<Entry>, Option<Fault>)> = if threads == 1 {
+    let results: Vec<(Option<Vec<Entry>>, Option<Fault>)> = if threads == 1 {
         vec![work()]
     } else {
         std::thread::scope(|s| {
@@ -361,7 +427,7 @@ pub fn run_parallel_with<P: Partial>(
     };
     let (runs, faults): (Vec<_>, Vec<_>) = results.into_iter().unzip();
     let fault = faults.into_iter().fold(None, Fault::first);
-    let merged = timings::phase("merge", || merge_runs(runs));
+    let merged = timings::phase("merge", || merge_runs(runs.into_iter().flatten().collect()));
     timings::phase("check names", || Summary::from_entries(merged, fault))
         .map_err(|fault| judge_whole(fault, input, 0, release))
 }

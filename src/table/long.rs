@@ -371,6 +371,36 @@ impl Long {
         true
     }
 
+    /// Adds `other`'s names and stats to this table (see
+    /// [`Short::absorb`](super::short::Short::absorb)).
+    pub fn absorb(&mut self, other: &Long) {
+        debug_assert!(other.deferred.is_none(), "a deferred row was not settled");
+        for s in other.slots.iter().filter(|s| s.count != 0) {
+            let key = Key::of(s);
+            let mut i = (key.hash() >> self.shift) as usize;
+            loop {
+                let t = &mut self.slots[i];
+                if key.matches(t) {
+                    t.sum += s.sum;
+                    t.count += s.count;
+                    t.min = t.min.min(s.min);
+                    t.max = t.max.max(s.max);
+                    break;
+                }
+                if t.count == 0 {
+                    // Checked when `other` took it in.
+                    *t = *s;
+                    self.len += 1;
+                    if super::over_full::<Slot>(self.len, self.slots.len()) {
+                        self.resize(self.slots.len() * 2);
+                    }
+                    break;
+                }
+                i = (i + 1) & self.mask;
+            }
+        }
+    }
+
     /// Moves every name to a new array of `n` slots (a power of two).
     fn resize(&mut self, n: usize) {
         let old = std::mem::replace(&mut self.slots, vec![Slot::zeroed(); n]);

@@ -232,6 +232,39 @@ impl Short {
         true
     }
 
+    /// Adds `other`'s names and stats to this table. Both tables place a
+    /// name by the same hash, so walking `other`'s slots in order visits
+    /// this table's in order too (at the same place if both are the same
+    /// size, at a multiple or a fraction of it otherwise): both are read
+    /// from front to back, not at random. The caller keeps the counts'
+    /// sums from overflowing ([`super::Table::absorb`]).
+    pub fn absorb(&mut self, other: &Short) {
+        for s in other.slots.iter().filter(|s| s.a | s.b != 0) {
+            let mask = self.slots.len() - 1;
+            let mut i = home(s.a, s.b, self.shift);
+            loop {
+                let t = &mut self.slots[i];
+                if t.a == s.a && t.b == s.b {
+                    t.sum += s.sum;
+                    t.count += s.count;
+                    t.min = t.min.min(s.min);
+                    t.max = t.max.max(s.max);
+                    break;
+                }
+                if t.a | t.b == 0 {
+                    // Checked when `other` took it in.
+                    *t = *s;
+                    self.len += 1;
+                    if super::over_full::<Slot>(self.len, self.slots.len()) {
+                        self.grow();
+                    }
+                    break;
+                }
+                i = (i + 1) & mask;
+            }
+        }
+    }
+
     /// Doubles the table where it is ([`Slots::double`]) and moves each
     /// name to its new place. A name's new home is its old home doubled,
     /// give or take one, so visiting the old slots from the top down finds
