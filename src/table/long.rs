@@ -381,10 +381,8 @@ impl Long {
             loop {
                 let t = &mut self.slots[i];
                 if key.matches(t) {
-                    t.sum += s.sum;
-                    t.count += s.count;
-                    t.min = t.min.min(s.min);
-                    t.max = t.max.max(s.max);
+                    let from = (s.sum, s.count, s.min, s.max);
+                    super::fold(&mut t.sum, &mut t.count, &mut t.min, &mut t.max, from);
                     break;
                 }
                 if t.count == 0 {

@@ -62,6 +62,22 @@ fn tally<C: std::ops::AddAssign + From<u8>>(
     }
 }
 
+/// Folds another slot's `sum`, `count`, `min` and `max` (the `from` tuple)
+/// into a slot's, as when two tables are folded into one.
+#[inline]
+fn fold<C: std::ops::AddAssign>(
+    sum: &mut i64,
+    count: &mut C,
+    min: &mut i16,
+    max: &mut i16,
+    from: (i64, C, i16, i16),
+) {
+    *sum += from.0;
+    *count += from.1;
+    *min = (*min).min(from.2);
+    *max = (*max).max(from.3);
+}
+
 /// Whether `len` names over-fill `n` slots of type `S`. Small tables stay
 /// at most a quarter full: at half, the 413 official names took a second
 /// probe on 29% of rows, each a mispredicted branch, and the 10K set's

@@ -245,10 +245,8 @@ impl Short {
             loop {
                 let t = &mut self.slots[i];
                 if t.a == s.a && t.b == s.b {
-                    t.sum += s.sum;
-                    t.count += s.count;
-                    t.min = t.min.min(s.min);
-                    t.max = t.max.max(s.max);
+                    let from = (s.sum, s.count, s.min, s.max);
+                    super::fold(&mut t.sum, &mut t.count, &mut t.min, &mut t.max, from);
                     break;
                 }
                 if t.a | t.b == 0 {
