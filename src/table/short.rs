@@ -216,20 +216,29 @@ impl Short {
         if !super::acceptable(&bytes[..len]) {
             return false;
         }
+        self.fill(
+            i,
+            Slot {
+                a,
+                b,
+                sum: i64::from(value),
+                count: 1,
+                min: value,
+                max: value,
+            },
+        );
+        true
+    }
+
+    /// Puts a new name's slot `s` in the empty slot `i`, and grows the
+    /// table when over-full ([`super::over_full`]).
+    fn fill(&mut self, i: usize, s: Slot) {
         debug_assert_eq!(self.slots[i].a | self.slots[i].b, 0);
-        self.slots[i] = Slot {
-            a,
-            b,
-            sum: i64::from(value),
-            count: 1,
-            min: value,
-            max: value,
-        };
+        self.slots[i] = s;
         self.len += 1;
         if super::over_full::<Slot>(self.len, self.slots.len()) {
             self.grow();
         }
-        true
     }
 
     /// Adds `other`'s names and stats to this table. Both tables place a
@@ -251,11 +260,7 @@ impl Short {
                 }
                 if t.a | t.b == 0 {
                     // Checked when `other` took it in.
-                    *t = *s;
-                    self.len += 1;
-                    if super::over_full::<Slot>(self.len, self.slots.len()) {
-                        self.grow();
-                    }
+                    self.fill(i, *s);
                     break;
                 }
                 i = (i + 1) & mask;
