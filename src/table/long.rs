@@ -17,6 +17,15 @@
 //! hash and compare run a word at a time ([`Long::add`]). Both give the
 //! same hash (tested), so one table can be fed by both.
 //!
+//! A name of under 32 bytes has its `;` in the first block, and the other
+//! three are zeros: with AVX2 it is cut, hashed and compared as that one
+//! block ([`Long::add_head_avx2`]). The zero blocks add a constant to the
+//! hash's fold, so the hash is the same; and the first block decides
+//! equality, since a slot whose first block holds the same bytes and `;`
+//! holds the same name. The 10K set's names of 16 to 31 bytes are 6% of
+//! its rows; taken this way, with their rows deferred among themselves,
+//! the set took 0.93× the CPU time (docs/PERFORMANCE.md, step 40).
+//!
 //! Why whole names in the slot: the layout before kept a name's first 16
 //! bytes in a 64-byte slot and the rest in an arena, so a row read its
 //! slot and then, depending on it, the arena; and its hash and compare
@@ -184,7 +193,9 @@ pub(super) struct Long {
     len: usize,
     /// The row [`Long::add_deferred_avx2`] keeps back until the next.
     deferred: Option<Deferred>,
-    /// The line start of a deferred row whose name was refused.
+    /// The row [`Long::add_head_avx2`] keeps back until the next.
+    deferred_head: Option<Deferred>,
+    /// The first line start of a deferred row whose name was refused.
     refused: Option<usize>,
 }
 
@@ -215,6 +226,7 @@ impl Long {
             shift: 64 - n.trailing_zeros(),
             len: 0,
             deferred: None,
+            deferred_head: None,
             refused: None,
         }
     }
@@ -262,23 +274,60 @@ impl Long {
     #[target_feature(enable = "avx2")]
     pub unsafe fn add_deferred_avx2(&mut self, p: *const u8, len: usize, value: i16) -> bool {
         // SAFETY: forwarded from the caller.
-        let hash = unsafe { avx2::Blocks::load(p, len) }.hash();
+        unsafe { self.defer::<avx2::Blocks>(p, len, value) }
+    }
+
+    /// [`Long::add_deferred_avx2`] for a name of `len < 32` bytes, whose
+    /// `;` is in the first 32 bytes: the name is cut, hashed and compared
+    /// as one AVX2 vector ([`avx2::Head`]), and its rows are deferred
+    /// among themselves.
+    ///
+    /// # Safety
+    /// As for [`Long::add_deferred_avx2`], with `len < 32`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn add_head_avx2(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.defer::<avx2::Head>(p, len, value) }
+    }
+
+    /// The body of [`Long::add_deferred_avx2`] and [`Long::add_head_avx2`],
+    /// whose keys are cut as `C`, each with its own deferred row.
+    ///
+    /// # Safety
+    /// As for [`Long::add_deferred_avx2`], and `C::load`'s.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn defer<C: avx2::Cut>(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+        // SAFETY: forwarded from the caller.
+        let hash = unsafe { C::load(p, len) }.hash();
         self.prefetch(hash);
-        if let Some(before) = self.deferred.take() {
-            // SAFETY: `before` was deferred by this function, whose caller
-            // keeps its bytes valid until `settle_avx2`, not yet called.
-            unsafe { self.add_deferred_row(before) };
+        if let Some(before) = self.queue::<C>().take() {
+            // SAFETY: `before` was deferred here, whose caller keeps its
+            // bytes valid until `settle_avx2`, not yet called.
+            unsafe { self.add_deferred_row::<C>(before) };
         }
         if self.refused.is_some() {
             return false;
         }
-        self.deferred = Some(Deferred {
+        *self.queue::<C>() = Some(Deferred {
             at: p as usize,
             len,
             hash,
             value,
         });
         true
+    }
+
+    /// Where rows whose keys are cut as `C` wait.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn queue<C: avx2::Cut>(&mut self) -> &mut Option<Deferred> {
+        if C::HEAD {
+            &mut self.deferred_head
+        } else {
+            &mut self.deferred
+        }
     }
 
     /// Adds the row deferred last, if any, and returns where the line
@@ -293,7 +342,11 @@ impl Long {
     pub unsafe fn settle_avx2(&mut self) -> Option<*const u8> {
         if let Some(row) = self.deferred.take() {
             // SAFETY: forwarded from the caller.
-            unsafe { self.add_deferred_row(row) };
+            unsafe { self.add_deferred_row::<avx2::Blocks>(row) };
+        }
+        if let Some(row) = self.deferred_head.take() {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.add_deferred_row::<avx2::Head>(row) };
         }
         self.refused.take().map(|at| at as *const u8)
     }
@@ -304,12 +357,14 @@ impl Long {
     /// The row's bytes must still be valid, and the CPU must have AVX2.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn add_deferred_row(&mut self, row: Deferred) {
-        // SAFETY: forwarded from the caller; `add_deferred_avx2` checked the
-        // rest for this row.
-        let blocks = unsafe { avx2::Blocks::load(row.at as *const u8, row.len) };
-        if !self.add_probe(&blocks, row.hash, row.value) {
-            self.refused = Some(row.at);
+    unsafe fn add_deferred_row<C: avx2::Cut>(&mut self, row: Deferred) {
+        // SAFETY: forwarded from the caller; `defer` checked the rest for
+        // this row.
+        let key = unsafe { C::load(row.at as *const u8, row.len) };
+        if !self.add_probe(&key, row.hash, row.value) {
+            // The first in the input is the one reported: the two queues'
+            // refusals may come in either order.
+            self.refused = Some(self.refused.map_or(row.at, |at| at.min(row.at)));
         }
     }
 
@@ -391,7 +446,10 @@ impl Long {
     /// Adds `other`'s names and stats to this table (see
     /// [`Short::absorb`](super::short::Short::absorb)).
     pub fn absorb(&mut self, other: &Long) {
-        debug_assert!(other.deferred.is_none(), "a deferred row was not settled");
+        debug_assert!(
+            other.deferred.is_none() && other.deferred_head.is_none(),
+            "a deferred row was not settled"
+        );
         for s in other.slots.iter().filter(|s| s.count != 0) {
             let key = Key::of(s);
             match self.find(&key, key.hash()) {
@@ -427,7 +485,10 @@ impl Long {
 
     /// Every name with its stats, sorted by the name's bytes.
     pub fn into_sorted(self) -> Vec<Entry> {
-        debug_assert!(self.deferred.is_none(), "a deferred row was not settled");
+        debug_assert!(
+            self.deferred.is_none() && self.deferred_head.is_none(),
+            "a deferred row was not settled"
+        );
         let mut entries: Vec<Entry> = (self.slots.iter().filter(|s| s.count != 0))
             .map(|s| {
                 let stats = Stats {
@@ -484,36 +545,51 @@ mod avx2 {
         imm
     }
 
+    /// How a key is cut from the input: as four blocks or as its head.
+    pub(super) trait Cut: Probe + Sized {
+        /// Whether this is [`Head`], whose rows wait in their own queue.
+        const HEAD: bool;
+
+        /// The key of the name of `len` bytes at `p`.
+        ///
+        /// # Safety
+        /// `p` valid for reads of [`KEY_SPAN`] bytes, `p[len] == b';'`,
+        /// `len` below the cut's limit, and the CPU has AVX2.
+        unsafe fn load(p: *const u8, len: usize) -> Self;
+
+        /// The key's hash, as [`Key::hash`] computes it.
+        fn hash(&self) -> u64;
+    }
+
     /// A [`Key`] in four vector registers. Only [`Blocks::load`] makes
     /// one, and it requires AVX2: holding one proves the CPU has it.
     pub(super) struct Blocks([__m256i; 4]);
 
-    impl Blocks {
-        /// The key of the name of `len` bytes at `p`: the four blocks at
-        /// `p`, every byte past the `;` at `p + len` zeroed.
-        ///
-        /// # Safety
-        /// `p` valid for reads of [`KEY_SPAN`] bytes, `p[len] == b';'`,
-        /// `len < 127`, and the CPU has AVX2.
+    impl Cut for Blocks {
+        const HEAD: bool = false;
+
+        /// The four blocks at `p`, every byte past the `;` at `p + len`
+        /// zeroed; `len < 127`.
         #[inline(always)]
-        pub(super) unsafe fn load(p: *const u8, len: usize) -> Blocks {
+        unsafe fn load(p: *const u8, len: usize) -> Blocks {
             // SAFETY: as the caller guarantees; positions are at most 127,
             // so comparing them as `i8` with `len + 1 <= 127` is exact.
+            // Written out, not by `std::array::from_fn`, which the
+            // compiler does not always inline: its closure then runs the
+            // intrinsics as calls, outside this function's AVX2.
             unsafe {
                 let limit = _mm256_set1_epi8((len + 1) as i8);
-                Blocks(std::array::from_fn(|k| {
-                    let v = _mm256_loadu_si256(p.add(32 * k).cast());
-                    let at = _mm256_loadu_si256(POSITIONS.as_ptr().add(32 * k).cast());
-                    _mm256_and_si256(v, _mm256_cmpgt_epi8(limit, at))
-                }))
+                Blocks([
+                    block(p, limit, 0),
+                    block(p, limit, 1),
+                    block(p, limit, 2),
+                    block(p, limit, 3),
+                ])
             }
         }
-    }
 
-    impl Blocks {
-        /// The key's hash, as [`Key::hash`] computes it.
         #[inline(always)]
-        pub(super) fn hash(&self) -> u64 {
+        fn hash(&self) -> u64 {
             let [b0, b1, b2, b3] = self.0;
             // SAFETY: a `Blocks` exists only on a CPU with AVX2 (`load`).
             unsafe {
@@ -526,15 +602,108 @@ mod avx2 {
                         _mm256_permute4x64_epi64::<{ rotate(3) }>(salted(b3, 3)),
                     ),
                 );
-                let lo = _mm256_castsi256_si128(fold);
-                let hi = _mm256_extracti128_si256::<1>(fold);
-                super::mix([
-                    _mm_cvtsi128_si64(lo) as u64,
-                    _mm_extract_epi64::<1>(lo) as u64,
-                    _mm_cvtsi128_si64(hi) as u64,
-                    _mm_extract_epi64::<1>(hi) as u64,
-                ])
+                mix(fold)
             }
+        }
+    }
+
+    /// Block `k` of the key at `p` whose `;` is at `limit - 1`: its bytes
+    /// up to the `;`, zeros after.
+    ///
+    /// # Safety
+    /// `p` valid for reads of `32 * (k + 1)` bytes, and the CPU has AVX2.
+    #[inline(always)]
+    unsafe fn block(p: *const u8, limit: __m256i, k: usize) -> __m256i {
+        // SAFETY: as the caller guarantees; `POSITIONS` holds four blocks.
+        unsafe {
+            let v = _mm256_loadu_si256(p.add(32 * k).cast());
+            let at = _mm256_loadu_si256(POSITIONS.as_ptr().add(32 * k).cast());
+            _mm256_and_si256(v, _mm256_cmpgt_epi8(limit, at))
+        }
+    }
+
+    /// [`super::mix`] of a fold held as a vector.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[inline(always)]
+    unsafe fn mix(fold: __m256i) -> u64 {
+        // SAFETY: AVX2 as the caller guarantees.
+        unsafe {
+            let lo = _mm256_castsi256_si128(fold);
+            let hi = _mm256_extracti128_si256::<1>(fold);
+            super::mix([
+                _mm_cvtsi128_si64(lo) as u64,
+                _mm_extract_epi64::<1>(lo) as u64,
+                _mm_cvtsi128_si64(hi) as u64,
+                _mm_extract_epi64::<1>(hi) as u64,
+            ])
+        }
+    }
+
+    /// What the last three blocks of a key add to its fold when they are
+    /// zero (a name of at most 31 bytes): their salts, rotated as
+    /// [`Blocks::hash`] rotates them.
+    static ZERO_TAIL: [u64; 4] = {
+        let mut t = [0; 4];
+        let mut j = 0;
+        while j < 4 {
+            let mut k = 1;
+            while k < 4 {
+                t[j] ^= SALT[k][(j + k) % 4];
+                k += 1;
+            }
+            j += 1;
+        }
+        t
+    };
+
+    /// The key of a name of at most 31 bytes, whose `;` is in the first
+    /// block: that block alone, the other three being zeros. Hashed and
+    /// compared from one vector, it costs a row a quarter of the work of
+    /// [`Blocks`].
+    pub(super) struct Head(__m256i);
+
+    impl Cut for Head {
+        const HEAD: bool = true;
+
+        /// The first block at `p`, every byte past the `;` at `p + len`
+        /// zeroed; `len < 32`.
+        #[inline(always)]
+        unsafe fn load(p: *const u8, len: usize) -> Head {
+            // SAFETY: as the caller guarantees.
+            unsafe { Head(block(p, _mm256_set1_epi8((len + 1) as i8), 0)) }
+        }
+
+        #[inline(always)]
+        fn hash(&self) -> u64 {
+            // SAFETY: a `Head` exists only on a CPU with AVX2 (`load`).
+            unsafe {
+                let tail = _mm256_loadu_si256(ZERO_TAIL.as_ptr().cast());
+                mix(_mm256_xor_si256(self.0, tail))
+            }
+        }
+    }
+
+    impl Probe for Head {
+        #[inline(always)]
+        fn matches(&self, s: &Slot) -> bool {
+            // The first block decides: it holds this key's `;`, so a slot
+            // whose first block equals it holds the same name, and zeros
+            // after it, as every key does.
+            // SAFETY: a slot is 128 bytes aligned to 128; AVX2 as in `hash`.
+            unsafe {
+                let eq = _mm256_cmpeq_epi8(self.0, _mm256_load_si256((s as *const Slot).cast()));
+                _mm256_movemask_epi8(eq) == -1
+            }
+        }
+
+        #[cold]
+        fn key(&self) -> Key {
+            let mut key = Key([0; KEY_SPAN / 8]);
+            // SAFETY: `key.0` has room for a block; AVX2 as in `hash`.
+            unsafe { _mm256_storeu_si256(key.0.as_mut_ptr().cast(), self.0) };
+            key
         }
     }
 
@@ -571,6 +740,8 @@ mod avx2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "x86_64")]
+    use avx2::Cut;
 
     /// Names of every long length, with NUL bytes, multi-byte characters
     /// and repeated blocks.
@@ -651,7 +822,8 @@ mod tests {
         assert!(got.into_iter().eq(want));
     }
 
-    /// Adds one row with AVX2 and settles it at once: `false` if refused.
+    /// Adds one row with AVX2, as the scanner does (by its head if the
+    /// name is under 32 bytes), and settles it at once: `false` if refused.
     ///
     /// # Safety
     /// As for [`Long::add_deferred_avx2`].
@@ -660,8 +832,26 @@ mod tests {
     unsafe fn add_avx2(t: &mut Long, p: *const u8, len: usize, value: i16) -> bool {
         // SAFETY: forwarded from the caller.
         unsafe {
-            t.add_deferred_avx2(p, len, value);
+            add_line_avx2(t, p, len, value);
             t.settle_avx2().is_none()
+        }
+    }
+
+    /// Adds one row with AVX2 a row late, by its head if the name is under
+    /// 32 bytes, as the scanner does.
+    ///
+    /// # Safety
+    /// As for [`Long::add_deferred_avx2`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn add_line_avx2(t: &mut Long, p: *const u8, len: usize, value: i16) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            if len < 32 {
+                t.add_head_avx2(p, len, value)
+            } else {
+                t.add_deferred_avx2(p, len, value)
+            }
         }
     }
 
@@ -684,7 +874,7 @@ mod tests {
             let value = (value.parse::<f64>().unwrap() * 10.0).round() as i16;
             // SAFETY: `KEY_SPAN` zeros follow the text; the first `;` at
             // `p + len`; AVX2 as the caller guarantees.
-            if !unsafe { t.add_deferred_avx2(buf.as_ptr().add(p), len, value) } {
+            if !unsafe { add_line_avx2(t, buf.as_ptr().add(p), len, value) } {
                 break;
             }
             p = end + 1;
@@ -700,8 +890,44 @@ mod tests {
         if !std::arch::is_x86_feature_detected!("avx2") {
             return;
         }
-        let good = "a station past sixteen bytes;1.5\n".repeat(3);
-        let bad = b"a name not UTF-8 \xff\xfe;2.0\n";
+        // Names of under 32 bytes and of more wait in queues of their own.
+        for (good, bad) in [
+            (
+                "a station past sixteen bytes;1.5\n",
+                &b"a name not UTF-8 \xff\xfe;2.0\n"[..],
+            ),
+            (
+                "a station past thirty-two bytes, by far;1.5\n",
+                &b"a name not UTF-8 \xff\xfe, and past 32 bytes;2.0\n"[..],
+            ),
+        ] {
+            refuse_and_report(&good.repeat(3), bad);
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_first_refused_row_of_either_queue_is_reported() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let head = &b"a name not UTF-8 \xff\xfe;2.0\n"[..];
+        let long = &b"a name not UTF-8 \xff\xfe, and past 32 bytes;2.0\n"[..];
+        let next = "a station past thirty-two bytes, by far;1.5\n";
+        for (first, second) in [(head, long), (long, head)] {
+            // Each queue holds one refused row; the second queue's is
+            // found when the scan settles, after the first's.
+            let text = [first, second, next.as_bytes(), next.as_bytes()].concat();
+            let mut t = Long::default();
+            // SAFETY: AVX2 was detected.
+            let (stop, refused) = unsafe { add_lines_avx2(&mut t, &text) };
+            assert_eq!(refused, Some(0), "{:?}", String::from_utf8_lossy(first));
+            assert!(stop <= first.len() + second.len() + next.len());
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn refuse_and_report(good: &str, bad: &[u8]) {
         let text = [good.as_bytes(), bad, good.as_bytes(), bad].concat();
         for (text, stop, refused, rows) in [
             // The row after the bad one is not taken: the caller stops at it.
@@ -749,6 +975,12 @@ mod tests {
             let blocks = unsafe { avx2::Blocks::load(line.as_ptr(), name.len()) };
             assert_eq!(blocks.key(), words, "{name:?}");
             assert_eq!(blocks.hash(), words.hash(), "{name:?}");
+            if name.len() < 32 {
+                // SAFETY: as above, and `name.len() < 32`.
+                let head = unsafe { avx2::Head::load(line.as_ptr(), name.len()) };
+                assert_eq!(head.key(), words, "{name:?}");
+                assert_eq!(head.hash(), words.hash(), "{name:?}");
+            }
             // Fed by both paths in turn, each name takes one slot.
             let value = round as i16;
             let added = if round % 2 == 0 {

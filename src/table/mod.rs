@@ -376,6 +376,19 @@ impl Adder<'_> {
         unsafe { self.table.long.add_deferred_avx2(p, len, value) }
     }
 
+    /// [`Adder::add_long_deferred_avx2`] for a name of `SHORT < len < 32`
+    /// bytes, whose `;` is in its first 32 bytes: the name is cut, hashed
+    /// and compared as one vector rather than four.
+    ///
+    /// # Safety
+    /// As for [`Adder::add_long_deferred_avx2`], and `len < 32`.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub unsafe fn add_long_head_avx2(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.table.long.add_head_avx2(p, len, value) }
+    }
+
     /// Adds the long row deferred last, if any; returns where the line
     /// whose name the table refused since the last call starts, if any.
     ///
