@@ -245,8 +245,10 @@ trait Kernel {
     unsafe fn window(p: *const u8) -> Window;
 
     /// The length of the name of the line at `p`, whose window found its
-    /// first `;` at `win_len` (the window's size if none), more than
-    /// [`SHORT`], if it is at most [`MAX_NAME_LEN`].
+    /// first `;` at `win_len` (the window's size if none, as always for a
+    /// vector kernel, which takes a name its window holds by
+    /// [`Kernel::add_head`]), more than [`SHORT`], if it is at most
+    /// [`MAX_NAME_LEN`].
     ///
     /// # Safety
     /// `p` must be valid for reads of [`PAD`] bytes.
@@ -387,12 +389,14 @@ mod avx2 {
         const VECTOR: bool = true;
 
         #[inline(always)]
-        unsafe fn long_name(p: *const u8, _: usize) -> Option<usize> {
-            // All four 32-byte windows, which reach past the longest name
-            // (`p + 128 <= p + PAD`), searched at once: no branch on the
-            // name's length, where a loop over the windows mispredicted its
-            // exit on names of random lengths (and a call to `memchr` per
-            // row cost 6% on the 10K set).
+        unsafe fn long_name(p: *const u8, win_len: usize) -> Option<usize> {
+            // The three 32-byte windows after the first, which found no `;`
+            // (a name it holds goes to `add_head`), reaching past the
+            // longest name (`p + 128 <= p + PAD`), searched at once: no
+            // branch on the name's length, where a loop over the windows
+            // mispredicted its exit on names of random lengths (and a call
+            // to `memchr` per row cost 6% on the 10K set).
+            debug_assert_eq!(win_len, Self::WINDOW);
             // SAFETY: the caller guarantees PAD = 128 readable bytes at `p`;
             // AVX2 is present, as for `window`.
             let semis = |at: usize| unsafe {
@@ -400,7 +404,7 @@ mod avx2 {
                 let m = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b';' as i8)));
                 u128::from(m as u32) << at
             };
-            let len = (semis(0) | semis(32) | semis(64) | semis(96)).trailing_zeros() as usize;
+            let len = (semis(32) | semis(64) | semis(96)).trailing_zeros() as usize;
             (len <= super::MAX_NAME_LEN).then_some(len)
         }
 
