@@ -523,7 +523,7 @@ unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize) -> Option<usi
     }
 }
 
-/// [`line`] for the line at `p` whose window found its first `;` at
+/// [`line()`] for the line at `p` whose window found its first `;` at
 /// `win_len > SHORT` (the window's size if none); returns the line's
 /// length, `\n` included.
 ///
@@ -671,7 +671,7 @@ fn add_pending(adder: &mut Adder, p: &mut usize, pending: &mut Option<Pending>) 
 /// `None` unless `PIPELINED`.
 ///
 /// # Safety
-/// As for [`line`] at `*p`.
+/// As for [`line()`] at `*p`.
 #[inline(always)]
 unsafe fn step<K: Kernel, const PIPELINED: bool>(
     adder: &mut Adder,
@@ -721,7 +721,7 @@ const BATCH: usize = 8;
 /// not one the window parses by itself (a long name, a bad value).
 ///
 /// # Safety
-/// As for [`line`] at `*p` when `*p < end`.
+/// As for [`line()`] at `*p` when `*p < end`.
 #[inline(always)]
 unsafe fn parse_ahead<K: Kernel>(
     adder: &Adder,

@@ -561,7 +561,7 @@ mod avx2 {
         fn hash(&self) -> u64;
     }
 
-    /// A [`Key`] in four vector registers. Only [`Blocks::load`] makes
+    /// A [`Key`] in four vector registers. Only its [`Cut::load`] makes
     /// one, and it requires AVX2: holding one proves the CPU has it.
     pub(super) struct Blocks([__m256i; 4]);
 
@@ -659,9 +659,10 @@ mod avx2 {
     };
 
     /// The key of a name of at most 31 bytes, whose `;` is in the first
-    /// block: that block alone, the other three being zeros. Hashed and
-    /// compared from one vector, it costs a row a quarter of the work of
-    /// [`Blocks`].
+    /// block: that block alone, the other three being zeros, hashed and
+    /// compared as one vector where [`Blocks`] takes four. Only its
+    /// [`Cut::load`] makes one, and it requires AVX2: holding one proves
+    /// the CPU has it.
     pub(super) struct Head(__m256i);
 
     impl Cut for Head {
