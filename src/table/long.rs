@@ -572,11 +572,11 @@ mod avx2 {
         /// zeroed; `len < 127`.
         #[inline(always)]
         unsafe fn load(p: *const u8, len: usize) -> Blocks {
-            // SAFETY: as the caller guarantees; positions are at most 127,
-            // so comparing them as `i8` with `len + 1 <= 127` is exact.
             // Written out, not by `std::array::from_fn`, which the
             // compiler does not always inline: its closure then runs the
             // intrinsics as calls, outside this function's AVX2.
+            // SAFETY: as the caller guarantees; positions are at most 127,
+            // so comparing them as `i8` with `len + 1 <= 127` is exact.
             unsafe {
                 let limit = _mm256_set1_epi8((len + 1) as i8);
                 Blocks([
