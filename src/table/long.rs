@@ -24,7 +24,8 @@
 //! equality, since a slot whose first block holds the same bytes and `;`
 //! holds the same name. The 10K set's names of 16 to 31 bytes are 6% of
 //! its rows; taken this way, with their rows deferred among themselves,
-//! the set took 0.93× the CPU time (docs/PERFORMANCE.md, step 40).
+//! the 413 set (2.4% of its rows) took 0.97× the CPU time and the 10K set
+//! 0.93–1.00× (docs/PERFORMANCE.md, step 40).
 //!
 //! Why whole names in the slot: the layout before kept a name's first 16
 //! bytes in a 64-byte slot and the rest in an arena, so a row read its
