@@ -836,15 +836,16 @@ unsafe fn batched<K: Kernel>(
 /// How many stretches of a chunk [`scan_lockstep`] parses side by side.
 pub const STREAMS: usize = 3;
 
-/// Adds the long row the AVX2 kernel deferred, if any (see
-/// [`Adder::add_long_deferred_avx2`]), and returns where in `buf` the line
-/// whose name the table refused starts, if any. Every AVX2 scan ends here,
+/// Adds the long rows the AVX2 kernel deferred, if any (one per queue: see
+/// [`Adder::add_long_deferred_avx2`] and [`Adder::add_long_head_avx2`]),
+/// and returns where in `buf` the first line whose name the table refused
+/// starts, if any. Every AVX2 scan ends here,
 /// while the rows it deferred are still in `buf`; the caller moves that
 /// line's stream back to it.
 ///
 /// A deferred row's stream has moved on by the time it is added, so rows
 /// after a refused one are added too (the scan stops at the next long row,
-/// in whichever stream). They are moot: every name the table refuses is a
+/// in whichever stream and queue). They are moot: every name the table refuses is a
 /// fault of the input, which the strict parser then reports at that line,
 /// the first of its stream (the streams are finished in input order, so
 /// the first fault reported is the input's first).

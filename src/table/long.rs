@@ -331,9 +331,9 @@ impl Long {
         }
     }
 
-    /// Adds the row deferred last, if any, and returns where the line
-    /// whose name the table refused since the last call starts, if any
-    /// (only in faulty input).
+    /// Adds the rows deferred last, if any (one in each queue), and returns
+    /// where the first line whose name the table refused since the last
+    /// call starts, if any (only in faulty input).
     ///
     /// # Safety
     /// The deferred row's bytes must still be valid (see

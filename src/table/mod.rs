@@ -389,8 +389,9 @@ impl Adder<'_> {
         unsafe { self.table.long.add_head_avx2(p, len, value) }
     }
 
-    /// Adds the long row deferred last, if any; returns where the line
-    /// whose name the table refused since the last call starts, if any.
+    /// Adds the long rows deferred last, if any (one per queue); returns
+    /// where the first line whose name the table refused since the last
+    /// call starts, if any.
     ///
     /// # Safety
     /// The deferred row's bytes must still be valid (see
