@@ -63,7 +63,7 @@ fn value_parser(c: &mut Criterion) {
         b.iter(|| {
             words
                 .iter()
-                .map(|&w| i64::from(scan::parse_value(black_box(w)).unwrap().0))
+                .map(|&w| scan::parse_value(black_box(w)).unwrap().0)
                 .sum::<i64>()
         })
     });

@@ -156,7 +156,7 @@ impl Slot {
             &mut self.count,
             &mut self.min,
             &mut self.max,
-            value,
+            i64::from(value),
         );
     }
 }

@@ -43,17 +43,21 @@ fn acceptable(name: &[u8]) -> bool {
 
 /// Counts `value` into a slot's sum, count, min and max. Branches, not
 /// `min`/`max`: after a name's first rows they are almost never taken,
-/// which saves a load and a store each per row.
+/// which saves a load and a store each per row. The value comes as an
+/// `i64` in `-999..=999`, as the scanner parses it
+/// ([`crate::scan::parse_value`]), so that the sum needs no sign
+/// extension.
 #[inline(always)]
 fn tally<C: std::ops::AddAssign + From<u8>>(
     sum: &mut i64,
     count: &mut C,
     min: &mut i16,
     max: &mut i16,
-    value: i16,
+    value: i64,
 ) {
-    *sum += i64::from(value);
+    *sum += value;
     *count += C::from(1);
+    let value = value as i16;
     if value < *min {
         *min = value;
     }
@@ -277,7 +281,7 @@ impl Adder<'_> {
     /// adding nothing, for a name that is empty, holds a `\n` or is not
     /// UTF-8.
     #[inline(always)]
-    pub fn add_short(&mut self, a: u64, b: u64, value: i16) -> bool {
+    pub fn add_short(&mut self, a: u64, b: u64, value: i64) -> bool {
         self.add_short_hashed(short::hash(a, b), a, b, value)
     }
 
@@ -321,7 +325,7 @@ impl Adder<'_> {
     /// taken earlier: the table may have grown since, so only the hash,
     /// not a slot, can be kept.
     #[inline(always)]
-    pub fn add_short_hashed(&mut self, hash: u64, a: u64, b: u64, value: i16) -> bool {
+    pub fn add_short_hashed(&mut self, hash: u64, a: u64, b: u64, value: i64) -> bool {
         let mut at = (hash >> self.shift) as usize & self.mask;
         loop {
             // `slots` is the short table's buffer of `mask + 1` slots:
@@ -342,7 +346,7 @@ impl Adder<'_> {
         }
         let short = &mut self.table.short;
         let i = at / std::mem::size_of::<short::Slot>();
-        let added = short.insert(i, a, b, value);
+        let added = short.insert(i, a, b, value as i16);
         (self.slots, self.shift, self.mask) = Adder::shape(short);
         added
     }
@@ -411,7 +415,7 @@ impl Adder<'_> {
     pub fn add(&mut self, name: &[u8], value: i16) -> bool {
         if name.len() <= SHORT {
             let (a, b) = short::key(name);
-            self.add_short(a, b, value)
+            self.add_short(a, b, i64::from(value))
         } else {
             self.add_long(name, value)
         }
