@@ -658,8 +658,9 @@ const AHEAD: usize = 512;
 /// name's far windows more often. On the 10K set, 512 bytes ahead took
 /// 0.89× the CPU time and 256 bytes 0.94× (31 alternated pairs each);
 /// 256, 1024 and 2048 against 512 measured 0.98×, 1.02×, 1.00×. The 413
-/// set, bound by its instructions rather than its waits, took 1.00×
-/// (docs/PERFORMANCE.md, step 42).
+/// set, bound by its instructions rather than its waits, took 1.00×; the
+/// 10^6-key file, whose big tables are fed a batch behind
+/// ([`parse_ahead`]), 0.99× (docs/PERFORMANCE.md, step 42).
 #[inline(always)]
 fn prefetch_ahead(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
@@ -766,6 +767,7 @@ unsafe fn parse_ahead<K: Kernel>(
     if *p >= end {
         return false;
     }
+    prefetch_ahead(buf.as_ptr().wrapping_add(*p));
     // SAFETY: `*p + 32 <= *p + PAD <= buf.len()`.
     let win = unsafe { K::window(buf.as_ptr().add(*p)) };
     if win.len > SHORT {
