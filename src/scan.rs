@@ -182,7 +182,7 @@ static FORMS: Forms = {
 /// The value is an `i64`, although it fits an `i16`: the sign is applied
 /// to the whole word, and the table adds it to an `i64` sum. Cut to `i16`
 /// here, it was sign-extended again for the sum, one instruction more per
-/// row (66.9 against 67.9 per row on the 413 set).
+/// row (docs/PERFORMANCE.md, step 41).
 ///
 /// No data-dependent branch but the verdict: bit 4 is set in every ASCII
 /// digit and clear in `.` and `-`, so that bit of bytes 0..=3, gathered into
