@@ -562,12 +562,15 @@ unsafe fn long_row<K: Kernel, const HEAD: bool>(
     // SAFETY: `len <= 100`, so `len + 9 <= PAD`.
     let w = unsafe { load(p.add(len + 1)) };
     let (value, used) = parse_value(w)?;
+    // Cut once for the long table's calls, which take an `i16` (their
+    // rows are few).
+    let value = value as i16;
     // SAFETY: forwarded from the caller.
     let added = unsafe {
         if HEAD {
-            K::add_head(adder, p, len, value as i16)
+            K::add_head(adder, p, len, value)
         } else {
-            K::add_long(adder, p, len, value as i16)
+            K::add_long(adder, p, len, value)
         }
     };
     added.then_some(len + 1 + used)
