@@ -884,10 +884,10 @@ pub const STREAMS: usize = 3;
 ///
 /// A deferred row's stream has moved on by the time it is added, so rows
 /// after a refused one are added too (the scan stops at the next long row,
-/// in whichever stream and queue). They are moot: every name the table refuses is a
-/// fault of the input, which the strict parser then reports at that line,
-/// the first of its stream (the streams are finished in input order, so
-/// the first fault reported is the input's first).
+/// in whichever stream and queue). They are moot: every name the table
+/// refuses is a fault of the input, which the strict parser then reports
+/// at that line, the first of its stream (the streams are finished in
+/// input order, so the first fault reported is the input's first).
 #[cfg(target_arch = "x86_64")]
 fn settle(adder: &mut Adder, buf: &[u8]) -> Option<usize> {
     // SAFETY: only the AVX2 kernel defers rows, and the callers only run it
