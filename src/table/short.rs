@@ -156,7 +156,7 @@ fn name(a: u64, b: u64) -> ([u8; 16], usize) {
 /// time when the name is ASCII, which is then UTF-8: every name is checked
 /// when each thread first meets it, a million times per thread for a
 /// million names, where building the name and calling the UTF-8 check
-/// took 7% of the run (docs/PERFORMANCE.md, step 43).
+/// held 7% of a profile's samples (docs/PERFORMANCE.md, step 43).
 fn acceptable(a: u64, b: u64) -> bool {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     if (a | b) & HIGH == 0 {
