@@ -17,8 +17,9 @@ from xml.sax.saxutils import escape
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXTRAPOLATED = "†"
-# A load average above this share of the cores before a run means the
-# figures were measured on a busy machine.
+# A load average above this share of the cores when the script started (before
+# its own build and data generation) means the figures were measured on a busy
+# machine.
 BUSY = 0.5
 
 KEYSET_NAMES = {"413": "413 stations (official set)", "10k": "10,000 stations"}
@@ -113,7 +114,8 @@ def markdown(run, source, svg_name):
         "",
         f"Machine: {m['cpu']}, {m['logical_cores']} logical cores, "
         f"{m['memory_gib']} GiB memory, {m['os']}; load average "
-        f"{m['load_average_at_start']} before the run, {m['load_average_at_end']} after.",
+        f"{m['load_average_at_start']} when the script started (before building and "
+        f"generating), {m['load_average_at_end']} at its end.",
         "",
     ]
     if m["load_average_at_start"] > BUSY * m["logical_cores"]:

@@ -160,6 +160,7 @@ class Results(Files):
             warmup=1,
             runs=3,
             threads=2,
+            load_at_start=0.25,
             version=["brc=brc 0.1.0"],
         )
         results.begin(begin)
@@ -183,6 +184,8 @@ class Results(Files):
         self.assertAlmostEqual(slow["rows_per_s"], 100 / 3.0)
         self.assertEqual(by_tool["brc fast (2 threads)"]["ratio"], 1.0)
         self.assertNotIn("ratio", by_tool["wrong"])
+        # The load the script saw before its own work, not the load then.
+        self.assertEqual(run["machine"]["load_average_at_start"], 0.25)
 
     def test_render(self):
         run, path = self.finished_run()

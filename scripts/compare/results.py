@@ -23,8 +23,9 @@ import socket
 SCHEMA = 1
 
 
-def machine():
-    """What the figures were measured on."""
+def machine(load_at_start):
+    """What the figures were measured on; `load_at_start` is the load
+    average before the calling script began its own work."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -47,7 +48,7 @@ def machine():
         "memory_gib": memory_gib,
         "os": f"{platform.system()} {platform.release()}",
         # Other work on the machine inflates wall times; the renderer warns.
-        "load_average_at_start": round(os.getloadavg()[0], 2),
+        "load_average_at_start": round(load_at_start, 2),
     }
 
 
@@ -57,7 +58,7 @@ def begin(args):
         "schema": SCHEMA,
         "date": datetime.date.today().isoformat(),
         "command": args.command,
-        "machine": machine(),
+        "machine": machine(args.load_at_start),
         "versions": versions,
         "settings": {
             "rows": args.rows,
@@ -160,6 +161,7 @@ def main():
     p.add_argument("--warmup", type=int, required=True)
     p.add_argument("--runs", type=int, required=True)
     p.add_argument("--threads", type=int, required=True)
+    p.add_argument("--load-at-start", type=float, required=True)
     p.add_argument("--version", action="append", default=[], metavar="TOOL=VERSION")
     p.set_defaults(run=begin)
 
