@@ -783,7 +783,7 @@ unsafe fn parse_ahead<K: Kernel>(
         return false;
     };
     let hash = adder.hash(win.a, win.b);
-    adder.prefetch(hash);
+    adder.prefetch_far(hash);
     // `*n < BATCH` (the caller stops there); `%` spares a bounds check.
     rows[*n % BATCH] = Pending {
         at: *p,
