@@ -666,14 +666,7 @@ const AHEAD: usize = 512;
 /// ([`parse_ahead`]), 0.99× (docs/PERFORMANCE.md, step 42).
 #[inline(always)]
 fn prefetch_ahead(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and changes nothing the program sees.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(AHEAD).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
+    crate::table::prefetch::<true, _>(p.wrapping_add(AHEAD));
 }
 
 /// A short row parsed ahead of its table update, its slot prefetched

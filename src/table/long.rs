@@ -373,18 +373,12 @@ impl Long {
     /// its lines, without waiting for them.
     #[inline(always)]
     fn prefetch(&self, hash: u64) {
-        let i = (hash >> self.shift) as usize;
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch never faults and changes nothing the program
-        // sees; `i` is in bounds anyway (see `add_probe`).
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let s = self.slots.as_ptr().add(i).cast::<i8>();
-            _mm_prefetch::<_MM_HINT_T0>(s);
-            _mm_prefetch::<_MM_HINT_T0>(s.add(64));
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
+        let slot = self
+            .slots
+            .as_ptr()
+            .wrapping_add((hash >> self.shift) as usize);
+        super::prefetch::<true, _>(slot);
+        super::prefetch::<true, _>(slot.cast::<u8>().wrapping_add(64));
     }
 
     /// Looks the key whose hash is `hash` up by linear probing and counts

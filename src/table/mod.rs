@@ -82,6 +82,25 @@ fn fold<C: std::ops::AddAssign>(
     *max = (*max).max(from.3);
 }
 
+/// Starts loading the cache line holding `p` into the L1 cache (`L1`) or
+/// only into L2, without waiting for it. `p` need not point at anything:
+/// a prefetch never faults.
+#[inline(always)]
+pub(crate) fn prefetch<const L1: bool, T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and changes nothing the program sees.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
+        if L1 {
+            _mm_prefetch::<_MM_HINT_T0>(p.cast());
+        } else {
+            _mm_prefetch::<_MM_HINT_T1>(p.cast());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Whether `len` names over-fill `n` slots of type `S`. Small tables stay
 /// at most a quarter full: at half, the 413 official names took a second
 /// probe on 29% of rows, each a mispredicted branch, and the 10K set's
@@ -326,20 +345,7 @@ impl Adder<'_> {
     #[inline(always)]
     fn prefetch_into<const L1: bool>(&self, hash: u64) {
         let at = (hash >> self.shift) as usize & self.mask;
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch never faults and changes nothing the program
-        // sees; `& mask` keeps the address inside the slot array anyway.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
-            let slot = self.slots.byte_add(at).cast();
-            if L1 {
-                _mm_prefetch::<_MM_HINT_T0>(slot);
-            } else {
-                _mm_prefetch::<_MM_HINT_T1>(slot);
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = at;
+        prefetch::<L1, _>(self.slots.wrapping_byte_add(at));
     }
 
     /// [`Adder::add_short`] for a key whose [`Adder::hash`] is `hash`,
