@@ -609,16 +609,11 @@ unsafe fn lines<K: Kernel>(
 /// stream is done or meets a line the scanner does not accept, with every
 /// `ps[k]` at the first line of stream `k` not yet added.
 ///
-/// `PIPELINED`, for a big table whose slots miss the caches: each stream's
-/// short row is parsed and its slot prefetched, and it is only added when
-/// the stream's next line has been parsed, so that the slot's load
-/// overlaps that work instead of stalling the row ([`step`]).
-///
 /// # Safety
 /// `ends[k] + PAD <= buf.len()` for every `k`, and the kernel's CPU
 /// features are present.
 #[inline(always)]
-unsafe fn lockstep<K: Kernel, const PIPELINED: bool>(
+unsafe fn lockstep<K: Kernel>(
     adder: &mut Adder,
     buf: &[u8],
     ps: &mut [usize; STREAMS],
@@ -628,24 +623,19 @@ unsafe fn lockstep<K: Kernel, const PIPELINED: bool>(
     // that the compiler keeps each stream's position in a register.
     let [mut a, mut b, mut c] = *ps;
     let [ea, eb, ec] = *ends;
-    let [mut qa, mut qb, mut qc]: [Option<Pending>; STREAMS] = [None; STREAMS];
     while a < ea && b < eb && c < ec {
         // SAFETY: each position is below its stream's end (checked before
         // each round), so `p + PAD <= buf.len()`; CPU features forwarded
         // from the caller.
         let go = unsafe {
-            step::<K, PIPELINED>(adder, buf, &mut a, &mut qa)
-                && step::<K, PIPELINED>(adder, buf, &mut b, &mut qb)
-                && step::<K, PIPELINED>(adder, buf, &mut c, &mut qc)
+            step::<K>(adder, buf, &mut a)
+                && step::<K>(adder, buf, &mut b)
+                && step::<K>(adder, buf, &mut c)
         };
         if !go {
             break;
         }
     }
-    // Each pending row comes before its stream's position.
-    add_pending(adder, &mut a, &mut qa);
-    add_pending(adder, &mut b, &mut qb);
-    add_pending(adder, &mut c, &mut qc);
     *ps = [a, b, c];
 }
 
@@ -670,7 +660,7 @@ fn prefetch_ahead(p: *const u8) {
 }
 
 /// A short row parsed ahead of its table update, its slot prefetched
-/// ([`step`] pipelined, [`batched`]).
+/// ([`batched`]).
 #[derive(Clone, Copy, Default)]
 struct Pending {
     /// Where its line starts.
@@ -681,57 +671,14 @@ struct Pending {
     value: i64,
 }
 
-/// Adds a stream's pending row, if any. If the table refuses it, moves the
-/// stream back to its line and returns `false`.
-#[inline(always)]
-fn add_pending(adder: &mut Adder, p: &mut usize, pending: &mut Option<Pending>) -> bool {
-    if let Some(row) = pending.take() {
-        if !adder.add_short_hashed(row.hash, row.a, row.b, row.value) {
-            *p = row.at;
-            return false;
-        }
-    }
-    true
-}
-
 /// One line of a stream in [`lockstep`]; `false` if the scanner does not
-/// take a line, with `*p` at the first line not added. `pending` stays
-/// `None` unless `PIPELINED`.
+/// take it, with `*p` left at it.
 ///
 /// # Safety
 /// As for [`line()`] at `*p`.
 #[inline(always)]
-unsafe fn step<K: Kernel, const PIPELINED: bool>(
-    adder: &mut Adder,
-    buf: &[u8],
-    p: &mut usize,
-    pending: &mut Option<Pending>,
-) -> bool {
+unsafe fn step<K: Kernel>(adder: &mut Adder, buf: &[u8], p: &mut usize) -> bool {
     prefetch_ahead(buf.as_ptr().wrapping_add(*p));
-    // SAFETY: `*p + 32 <= *p + PAD <= buf.len()`.
-    let win = unsafe { K::window(buf.as_ptr().add(*p)) };
-    if PIPELINED && win.len <= SHORT {
-        // SAFETY: forwarded from the caller; `win` is the window at `*p`.
-        if let Some((value, next)) = unsafe { short_value::<K>(buf, *p, win) } {
-            let hash = adder.hash(win.a, win.b);
-            adder.prefetch(hash);
-            if !add_pending(adder, p, pending) {
-                return false;
-            }
-            *pending = Some(Pending {
-                at: *p,
-                hash,
-                a: win.a,
-                b: win.b,
-                value,
-            });
-            *p += next;
-            return true;
-        }
-    }
-    if !add_pending(adder, p, pending) {
-        return false;
-    }
     // SAFETY: forwarded from the caller.
     match unsafe { line::<K>(adder, buf, *p) } {
         Some(next) => {
@@ -747,15 +694,21 @@ unsafe fn step<K: Kernel, const PIPELINED: bool>(
 /// names 0.98× (docs/PERFORMANCE.md, step 44).
 const BATCH: usize = 32;
 
-/// Parses the short line at `*p` into `rows[*n]` and prefetches its slot;
-/// `false`, with `*p` unchanged, if the stream is at its end or the line is
-/// not one the window parses by itself (a long name, a bad value).
+/// Parses the short line at `*p` into `rows[*n]` and prefetches its slot,
+/// or adds any other line the scanner takes (a long name, a value the
+/// window does not parse) at once, ahead of the batch's rows; `false`, with
+/// `*p` unchanged, if the stream is at its end or the scanner does not take
+/// the line.
+///
+/// Adding a row ahead of rows before it changes no sum; and if the table
+/// then refuses one of those, the input has a fault there, reported in
+/// the end however the rows after it were counted (see [`settle`]).
 ///
 /// # Safety
 /// As for [`line()`] at `*p` when `*p < end`.
 #[inline(always)]
 unsafe fn parse_ahead<K: Kernel>(
-    adder: &Adder,
+    adder: &mut Adder,
     buf: &[u8],
     p: &mut usize,
     end: usize,
@@ -768,15 +721,22 @@ unsafe fn parse_ahead<K: Kernel>(
     prefetch_ahead(buf.as_ptr().wrapping_add(*p));
     // SAFETY: `*p + 32 <= *p + PAD <= buf.len()`.
     let win = unsafe { K::window(buf.as_ptr().add(*p)) };
-    if win.len > SHORT {
-        return false;
-    }
     // SAFETY: forwarded from the caller; `win` is the window at `*p`.
-    let Some((value, next)) = (unsafe { short_value::<K>(buf, *p, win) }) else {
-        return false;
+    let short = (win.len <= SHORT)
+        .then(|| unsafe { short_value::<K>(buf, *p, win) })
+        .flatten();
+    let Some((value, next)) = short else {
+        // SAFETY: forwarded from the caller.
+        return match unsafe { line::<K>(adder, buf, *p) } {
+            Some(next) => {
+                *p = next;
+                true
+            }
+            None => false,
+        };
     };
     let hash = adder.hash(win.a, win.b);
-    adder.prefetch_far(hash);
+    adder.prefetch(hash);
     // `*n < BATCH` (the caller stops there); `%` spares a bounds check.
     rows[*n % BATCH] = Pending {
         at: *p,
@@ -806,7 +766,8 @@ fn add_rows(adder: &mut Adder, p: &mut usize, rows: &[Pending]) -> bool {
 
 /// [`lockstep`] for a big table: parses up to [`BATCH`] short rows of
 /// each stream, prefetching each row's slot, and only then adds them, so
-/// that up to `BATCH * STREAMS` slot misses are in flight at once.
+/// that up to `BATCH * STREAMS` slot misses are in flight at once. Other
+/// rows are added as they come ([`parse_ahead`]).
 ///
 /// # Safety
 /// As for [`lockstep`].
@@ -824,7 +785,8 @@ unsafe fn batched<K: Kernel>(
         let [ra, rb, rc] = &mut rows;
         let (mut na, mut nb, mut nc) = (0, 0, 0);
         let mut flowing = true;
-        while flowing && nc < BATCH {
+        // A row added at once leaves its stream's count behind the others'.
+        while flowing && na.max(nb).max(nc) < BATCH {
             // SAFETY: `parse_ahead` reads only below each stream's end;
             // bounds and CPU features forwarded from the caller.
             flowing = unsafe {
@@ -838,28 +800,10 @@ unsafe fn batched<K: Kernel>(
         let added = add_rows(adder, &mut a, &ra[..na])
             & add_rows(adder, &mut b, &rb[..nb])
             & add_rows(adder, &mut c, &rc[..nc]);
-        if !added {
+        // A stream that stopped is at its end or at a line the scanner
+        // does not take: the plain path finishes the streams from there.
+        if !added || !flowing {
             break;
-        }
-        if flowing {
-            continue;
-        }
-        // The first stream that stopped parsing ahead: at its end, or at
-        // a line for the plain path.
-        let (p, end) = if na == nc {
-            (&mut a, ea)
-        } else if nb == nc {
-            (&mut b, eb)
-        } else {
-            (&mut c, ec)
-        };
-        if *p >= end {
-            break;
-        }
-        // SAFETY: `*p < end`, so `*p + PAD <= buf.len()`.
-        match unsafe { line::<K>(adder, buf, *p) } {
-            Some(next) => *p = next,
-            None => break,
         }
     }
     *ps = [a, b, c];
@@ -913,14 +857,14 @@ unsafe fn lines_avx2(
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-unsafe fn lockstep_avx2<const PIPELINED: bool>(
+unsafe fn lockstep_avx2(
     adder: &mut Adder,
     buf: &[u8],
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
     // SAFETY: forwarded from the caller (bounds; AVX2 and BMI present).
-    unsafe { lockstep::<avx2::Avx2, PIPELINED>(adder, buf, ps, ends) }
+    unsafe { lockstep::<avx2::Avx2>(adder, buf, ps, ends) }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -988,9 +932,8 @@ pub fn scan(
 /// a name the table refused, which is always a fault of the input, lines
 /// after it may have been added too.
 ///
-/// A table past a few MiB is fed a row behind, its slots prefetched
-/// ([`Adder::is_big`]), and one past tens of MiB a batch of rows behind
-/// ([`Adder::is_huge`]).
+/// A short table past the L2 cache is fed a batch of rows behind, its
+/// slots prefetched ([`Adder::is_big`]).
 ///
 /// # Panics
 /// If some `ends[k] + PAD > buf.len()`.
@@ -1001,10 +944,8 @@ pub fn scan_lockstep(
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
-    let feed = if adder.is_huge() {
+    let feed = if adder.is_big() {
         Feed::Batched
-    } else if adder.is_big() {
-        Feed::Pipelined
     } else {
         Feed::Plain
     };
@@ -1016,8 +957,6 @@ pub fn scan_lockstep(
 enum Feed {
     /// Each row as soon as it is parsed ([`lockstep`]).
     Plain,
-    /// A row behind, its slot prefetched (`lockstep` pipelined).
-    Pipelined,
     /// A batch of rows behind, their slots prefetched ([`batched`]).
     Batched,
 }
@@ -1038,8 +977,7 @@ fn scan_lockstep_as(
         // SAFETY: bounds asserted above, AVX2 and BMI detected at run time.
         unsafe {
             match feed {
-                Feed::Plain => lockstep_avx2::<false>(adder, buf, ps, ends),
-                Feed::Pipelined => lockstep_avx2::<true>(adder, buf, ps, ends),
+                Feed::Plain => lockstep_avx2(adder, buf, ps, ends),
                 Feed::Batched => batched_avx2(adder, buf, ps, ends),
             }
         };
@@ -1055,8 +993,7 @@ fn scan_lockstep_as(
     // SAFETY: bounds asserted above; SWAR needs no CPU feature.
     unsafe {
         match feed {
-            Feed::Plain => lockstep::<Swar, false>(adder, buf, ps, ends),
-            Feed::Pipelined => lockstep::<Swar, true>(adder, buf, ps, ends),
+            Feed::Plain => lockstep::<Swar>(adder, buf, ps, ends),
             Feed::Batched => batched::<Swar>(adder, buf, ps, ends),
         }
     }
@@ -1108,7 +1045,7 @@ mod tests {
 
     /// Every way of feeding [`scan_lockstep`]'s streams, with both
     /// kernels, on the same chunk. They may stop at different places (a
-    /// pipelined or batched feed, or a pending long row, learns that a
+    /// batched feed, or a pending long row, learns that a
     /// table refuses a name later, when the other streams have moved on).
     /// Each stream must stop at a line start, and the table must hold every
     /// row before each stop; exactly those unless a stream stopped at a
@@ -1126,7 +1063,7 @@ mod tests {
         let starts = [0, cut(limit / 3), cut(2 * limit / 3)];
         let ends = [starts[1], starts[2], limit];
         for kernels in [Kernels::Best, Kernels::Portable] {
-            for feed in [Feed::Plain, Feed::Pipelined, Feed::Batched] {
+            for feed in [Feed::Plain, Feed::Batched] {
                 let mut table = Table::default();
                 let mut ps = starts;
                 scan_lockstep_as(

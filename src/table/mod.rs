@@ -140,18 +140,17 @@ const SPREAD_SLOTS: usize = 1 << 15;
 /// Input after which a table spreads its short names ([`SPREAD_SLOTS`]).
 const SPREAD_BYTES: u64 = 1 << 20;
 
-/// Short-table size in bytes beyond which [`Adder::is_big`] holds: twice the
-/// 2 MiB L2 of the machines measured, where the 10K set's 2 MiB table
-/// gained nothing from prefetching and a million names' 64 MiB one did
-/// (docs/PERFORMANCE.md, step 19).
-const BIG_TABLE: usize = 4 << 20;
-
-/// Short-table size in bytes beyond which [`Adder::is_huge`] holds: where
-/// rows parsed a batch ahead (more misses in flight) beat rows fed one
-/// behind. A million names' 64 MiB tables: 0.91× the CPU time; 400,000
-/// names' 32 MiB ones: 0.99×; 100,000 names' 8 MiB ones: 1.06×
-/// (docs/PERFORMANCE.md, step 24).
-const HUGE_TABLE: usize = 16 << 20;
+/// Short-table size in bytes beyond which [`Adder::is_big`] holds, so that
+/// rows are parsed a batch ahead of their updates: from 4 MiB tables on,
+/// which outgrow the L2 cache of the machines measured (1 MiB a core).
+/// With the batch's slots prefetched into L2 and its long rows added as
+/// they come (steps 45 and 47 in docs/PERFORMANCE.md), 60,000 names' 4 MiB
+/// tables took 0.89× the CPU time of rows added as parsed, 100,000 and
+/// 200,000 names' 8 and 16 MiB ones 0.90× and 0.78× of rows fed one
+/// behind (the feed that served them before). The 10K set's 2 MiB table
+/// stays below: batched, it took 1.11×, its long rows (16%) cutting the
+/// work the batch overlaps.
+const BIG_TABLE: usize = 2 << 20;
 
 /// An open-addressing table from station names to [`Stats`](crate::Stats).
 #[derive(Clone)]
@@ -311,41 +310,22 @@ impl Adder<'_> {
         short::hash(a, b)
     }
 
-    /// Whether the short table has outgrown the L2 cache, so that a row's
-    /// slot is worth fetching a row ahead ([`Adder::prefetch`]).
+    /// Whether the short table has outgrown the L2 cache, so that rows are
+    /// worth parsing a batch ahead of their updates, their slots prefetched
+    /// ([`Adder::prefetch`]).
     pub fn is_big(&self) -> bool {
         self.mask >= BIG_TABLE
     }
 
-    /// Whether the short table has outgrown the TLB's reach and the last
-    /// level cache's share of one core, so that rows are worth parsing a
-    /// batch ahead of their updates.
-    pub fn is_huge(&self) -> bool {
-        self.mask >= HUGE_TABLE
-    }
-
     /// Starts loading the home slot of the key whose [`Adder::hash`] is
-    /// `hash` into the L1 cache, without waiting for it: for a row added
-    /// next.
+    /// `hash` into the L2 cache, without waiting for it: for a row added a
+    /// batch of rows later. The L1 cache can wait on few misses at once,
+    /// and a batch asks for 96; fetched into L2 instead, a million names
+    /// took 0.94× the CPU time (docs/PERFORMANCE.md, step 45).
     #[inline(always)]
     pub fn prefetch(&self, hash: u64) {
-        self.prefetch_into::<true>(hash);
-    }
-
-    /// [`Adder::prefetch`] into the L2 cache only: for a row added a batch
-    /// of rows later. The L1 cache can wait on few misses at once, and a
-    /// batch asks for 96; fetched into L2 instead, a million names took
-    /// 0.95× the CPU time (docs/PERFORMANCE.md, step 45). For a row added
-    /// next, the L2 hop costs more than it saves (100,000 names 1.10×).
-    #[inline(always)]
-    pub fn prefetch_far(&self, hash: u64) {
-        self.prefetch_into::<false>(hash);
-    }
-
-    #[inline(always)]
-    fn prefetch_into<const L1: bool>(&self, hash: u64) {
         let at = (hash >> self.shift) as usize & self.mask;
-        prefetch::<L1, _>(self.slots.wrapping_byte_add(at));
+        prefetch::<false, _>(self.slots.wrapping_byte_add(at));
     }
 
     /// [`Adder::add_short`] for a key whose [`Adder::hash`] is `hash`,
