@@ -9,9 +9,11 @@ use std::hint::black_box;
 
 use brc::engine::{self, chunked, fast, Partial};
 use brc::generate::{Generator, Keys};
+use brc::output::{self, Format};
 use brc::parse;
 use brc::scan;
 use brc::table::Table;
+use brc::{Stats, Summary};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hashbrown::HashTable;
 
@@ -218,6 +220,28 @@ fn finish(c: &mut Criterion) {
     g.finish();
 }
 
+/// Printing: 100,000 stations (their names `st0` … and spread-out stats)
+/// rendered in the official format on one thread. Its cost grows with
+/// the number of distinct names, as the end of a run's does.
+fn output(c: &mut Criterion) {
+    const STATIONS: i64 = 100_000;
+    let value = |k: i64| i16::try_from(k % 1999 - 999).expect("within ±999");
+    let stations = (0..STATIONS)
+        .map(|k| {
+            let mut stats = Stats::new(value(k * 7919));
+            stats.add(value(k * 104_729));
+            (format!("st{k}").into(), stats)
+        })
+        .collect();
+    let summary = Summary { stations };
+    let mut g = c.benchmark_group("output");
+    g.throughput(Throughput::Elements(STATIONS as u64));
+    g.bench_function("official", |b| {
+        b.iter(|| output::render(black_box(&summary), Format::Official))
+    });
+    g.finish();
+}
+
 criterion_group!(
     benches,
     value_parser,
@@ -225,6 +249,7 @@ criterion_group!(
     next_line_chain,
     table,
     chunk,
-    finish
+    finish,
+    output
 );
 criterion_main!(benches);
