@@ -17,6 +17,7 @@
 //! And on the side, [`generate`]: the reproducible, parallel generator of
 //! measurement files (`brc generate`).
 
+pub mod alloc;
 pub mod chunk;
 pub mod engine;
 pub mod error;

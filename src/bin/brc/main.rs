@@ -14,6 +14,10 @@ use brc::{timings, Engine, Options};
 use clap::builder::PossibleValue;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
+/// Big blocks on huge pages: see [`brc::alloc`].
+#[global_allocator]
+static ALLOC: brc::alloc::HugeBlocks = brc::alloc::HugeBlocks;
+
 const AFTER_HELP: &str = "\
 Input: lines `<name>;<value>`, name 1..100 bytes of UTF-8 without `;`,
 value -?d{1,2}.d (e.g. -12.3). The last line may lack its newline.
