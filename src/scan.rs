@@ -623,7 +623,9 @@ unsafe fn lockstep<K: Kernel>(
     // that the compiler keeps each stream's position in a register.
     let [mut a, mut b, mut c] = *ps;
     let [ea, eb, ec] = *ends;
-    while a < ea && b < eb && c < ec {
+    // A table that outgrows the L2 cache mid-stretch stops the plain feed,
+    // for [`scan_lockstep`] to go on with the batched one.
+    while a < ea && b < eb && c < ec && !adder.is_big() {
         // SAFETY: each position is below its stream's end (checked before
         // each round), so `p + PAD <= buf.len()`; CPU features forwarded
         // from the caller.
@@ -933,7 +935,10 @@ pub fn scan(
 /// after it may have been added too.
 ///
 /// A short table past the L2 cache is fed a batch of rows behind, its
-/// slots prefetched ([`Adder::is_big`]).
+/// slots prefetched ([`Adder::is_big`]), from the row where it outgrows
+/// the cache: a million names' tables do so within the first stretch of
+/// each thread, whose rows fed plainly held 8% of a profile's samples
+/// (docs/PERFORMANCE.md, step 50).
 ///
 /// # Panics
 /// If some `ends[k] + PAD > buf.len()`.
@@ -948,8 +953,13 @@ pub fn scan_lockstep(
     // `cargo fuzz` (which sets `cfg(fuzzing)`) about half the stretches
     // are fed in batches anyway, for the fuzz target to reach that code.
     let batched = adder.is_big() || (cfg!(fuzzing) && ends[STREAMS - 1] % 2 == 1);
-    let feed = if batched { Feed::Batched } else { Feed::Plain };
-    scan_lockstep_as(kernels, feed, adder, buf, ps, ends);
+    if !batched {
+        scan_lockstep_as(kernels, Feed::Plain, adder, buf, ps, ends);
+        if !adder.is_big() {
+            return;
+        }
+    }
+    scan_lockstep_as(kernels, Feed::Batched, adder, buf, ps, ends);
 }
 
 /// How [`scan_lockstep`] feeds rows to the table.
@@ -1109,6 +1119,48 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A table that outgrows the L2 cache partway through a stretch stops
+    /// the plain feed there, and the batched feed takes the streams on to
+    /// where the first is done, as the plain feed would have: not the
+    /// stretch's rest left to the single-stream scanner, and no row fed
+    /// twice.
+    #[test]
+    fn a_table_that_grows_big_mid_stretch_is_fed_to_the_end() {
+        let names = 120_000;
+        let mut chunk = Vec::new();
+        for i in 0..names {
+            chunk.extend_from_slice(format!("s{}", i * 7919 % names).as_bytes());
+            chunk.extend_from_slice(if i % 2 == 0 { b";1.5\n" } else { b";-2.0\n" });
+        }
+        let limit = chunk.len();
+        chunk.extend_from_slice(&[0; PAD]);
+        let cut = |at: usize| at + chunk[at..].iter().position(|&c| c == b'\n').unwrap() + 1;
+        let starts = [0, cut(limit / 3), cut(2 * limit / 3)];
+        let ends = [starts[1], starts[2], limit];
+        for kernels in [Kernels::Best, Kernels::Portable] {
+            let mut table = Table::default();
+            let mut adder = table.adder(chunk.len());
+            assert!(!adder.is_big());
+            let mut ps = starts;
+            scan_lockstep(kernels, &mut adder, &chunk, &mut ps, &ends);
+            assert!(adder.is_big(), "{kernels:?}");
+            // The feeds stop when the first stream is done; the others are
+            // then a few lines from their ends.
+            let left: usize = (0..STREAMS).map(|k| ends[k] - ps[k]).sum();
+            assert!(left < 100, "{kernels:?}: {left} bytes left");
+            for k in 0..STREAMS {
+                let mut adder = table.adder(ends[k] - ps[k]);
+                assert_eq!(
+                    scan(kernels, &mut adder, &chunk, ps[k], ends[k]),
+                    Ok(ends[k])
+                );
+            }
+            let sorted = table.into_sorted();
+            assert_eq!(sorted.len(), names, "{kernels:?}");
+            assert!(sorted.iter().all(|(_, s, _)| s.count == 1), "{kernels:?}");
         }
     }
 

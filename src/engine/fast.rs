@@ -17,8 +17,9 @@ use crate::table::Table;
 const PIECE: usize = 1 << 30;
 
 /// Bytes of a chunk parsed side by side at a time. The scanner picks how
-/// to feed the table by its size when it starts ([`scan::scan_lockstep`]),
-/// and a million names' tables outgrow the plain feed within a few MiB:
+/// to feed the table by its size ([`scan::scan_lockstep`]), and a million
+/// names' tables outgrow the plain feed within a few MiB: before the
+/// scanner changed feeds mid-stretch (docs/PERFORMANCE.md, step 50),
 /// with 16 MiB chunks read in one go, the 10^6-key file took 1.09× the
 /// CPU time (docs/PERFORMANCE.md, step 31).
 const STRETCH: usize = 4 << 20;
