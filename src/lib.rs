@@ -15,7 +15,8 @@
 //! - [`error`]: the typed errors, carrying byte offsets and line numbers.
 //!
 //! And on the side, [`generate`]: the reproducible, parallel generator of
-//! measurement files (`brc generate`).
+//! measurement files (`brc generate`); and [`alloc`], the binary's global
+//! allocator, which puts big blocks on huge pages.
 
 pub mod alloc;
 pub mod chunk;
