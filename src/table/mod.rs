@@ -577,7 +577,7 @@ mod tests {
                 ),
                 _ => (
                     usize::from(!(50_000..54_000).contains(&i)),
-                    format!("s{}", i % 40_000),
+                    format!("s{}", i % 50_000),
                 ),
             };
             let value = (i * 37 % 1999) as i16 - 999;

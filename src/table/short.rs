@@ -36,8 +36,8 @@ pub(super) struct Slot {
 }
 
 /// The slot array: an anonymous mapping rather than a `Vec`, so that it
-/// doubles where it is: the kernel moves its pages (`mremap`), so that
-/// growing faults in only the new half. A new array faulted in and filled
+/// grows where it is: the kernel moves its pages (`mremap`), so that
+/// growing faults in only the new part. A new array faulted in and filled
 /// both halves, which was most of what inserting a million names cost
 /// (docs/PERFORMANCE.md, step 26).
 ///
@@ -66,9 +66,10 @@ impl Slots {
         slots
     }
 
-    /// Doubles the array; the new half is empty.
-    fn double(&mut self) {
-        let bytes = self.0.len() * 2;
+    /// Makes the array `times` as long; the new slots are empty.
+    fn widen(&mut self, times: usize) {
+        let old = self.0.len();
+        let bytes = old * times;
         #[cfg(target_os = "linux")]
         // SAFETY: `remap` may move the mapping, leaving references into it
         // dangling; `&mut self` proves there are none (the scanner's raw
@@ -78,11 +79,11 @@ impl Slots {
         #[cfg(not(target_os = "linux"))]
         {
             let mut grown = Slots::map(bytes);
-            grown.0[..self.0.len()].copy_from_slice(&self.0);
+            grown.0[..old].copy_from_slice(&self.0);
             *self = grown;
         }
         self.huge();
-        self.0[bytes / 2..].fill(0);
+        self.0[old..].fill(0);
     }
 
     /// Asks the kernel for huge pages (`MADV_HUGEPAGE`), which it uses for
@@ -283,28 +284,30 @@ impl Short {
         }
     }
 
-    /// Doubles the table where it is ([`Slots::double`]) and moves each
-    /// name to its new place. A name's new home is its old home doubled,
-    /// give or take one, so visiting the old slots from the top down finds
-    /// the slots above each one already settled. A bitmap says which slots
+    /// Grows the table where it is ([`Slots::widen`]), twofold or fourfold
+    /// ([`Short::fourfold`]), and moves each name to its new place. A
+    /// name's new home is its old home times the growth, give or take a
+    /// few slots, so visiting the old slots from the top down finds the
+    /// slots above each one already settled. A bitmap says which slots
     /// hold a name in its new place: a name goes to the first slot from its
     /// new home that holds none, and if that slot still holds an old name
     /// not yet visited (the rare name whose probe run wraps, or runs below
     /// the one being placed), that name is taken out and placed in turn.
     fn grow(&mut self) {
-        self.slots.double();
-        self.shift -= 1;
+        let times = if self.fourfold() { 4 } else { 2 };
+        self.slots.widen(times);
+        self.shift -= times.trailing_zeros();
         let n = self.slots.len();
         let mut placed = vec![0u64; n.div_ceil(64)];
         let is_placed = |placed: &[u64], k: usize| placed[k / 64] >> (k % 64) & 1 != 0;
-        for j in (0..n / 2).rev() {
+        for j in (0..n / times).rev() {
             // The slots a name lands in are read from the top down, which
             // the hardware's prefetchers follow too late: they held 70% of
             // the growth's samples. A million names 0.946× the CPU time
             // fetched 32 slots ahead, 16 slots 0.98× of that, 64 the same
             // (docs/PERFORMANCE.md, step 46).
             super::prefetch::<true, _>(
-                self.slots.as_ptr().wrapping_add((2 * j).saturating_sub(32)),
+                (self.slots.as_ptr()).wrapping_add((times * j).saturating_sub(16 * times)),
             );
             let mut moving = self.slots[j];
             if moving.a | moving.b == 0 || is_placed(&placed, j) {
@@ -326,6 +329,35 @@ impl Short {
                 moving = there;
             }
         }
+    }
+
+    /// Whether the table, about to grow, should grow fourfold: whether
+    /// names still come so often that twofold would soon be outgrown too,
+    /// which would move every name twice. A million names met in random
+    /// order grew six times per thread, each growth moving every name, and
+    /// the last ones, half a million names each, are passes over 32 and 64
+    /// MiB (docs/PERFORMANCE.md, step 51).
+    ///
+    /// Judged from a sample of the slots: if names have been met in
+    /// random order, `K` names in all, `r` rows in leave `n = K(1 -
+    /// e^(-r/K))` of them met, `r / n` rows each; twofold suffices unless
+    /// `K > 2n`, that is while fewer than `2 ln 2 = 1.39` rows a name have
+    /// been read. Below 1.3 rows a name (`K` about `2.4n` or more) the
+    /// table grows fourfold to the size two doublings would have reached.
+    /// Names that repeat before new ones come (fewer names, or names in
+    /// runs) have more rows each and keep twofold growth; input whose new
+    /// names all come first can take at most twice the slots it needs.
+    fn fourfold(&self) -> bool {
+        let step = (self.slots.len() / 4096).max(1);
+        let (mut names, mut rows) = (0u64, 0u64);
+        for s in self.slots.iter().step_by(step) {
+            if s.a | s.b != 0 {
+                names += 1;
+                rows += u64::from(s.count);
+            }
+        }
+        // Too few names to judge by (a small table's early growths).
+        names >= 64 && rows * 10 < names * 13
     }
 
     /// Every name with its stats, sorted by the name's bytes. The slots
@@ -434,6 +466,70 @@ mod tests {
             i = (i + 1) % t.slots.len();
         }
         assert!(t.insert(i, a, b, value));
+    }
+
+    /// Adds a row: a new name at the first free slot of its probe run, or
+    /// one more row of a name the table holds.
+    fn row(t: &mut Short, name: &[u8], value: i16) {
+        let (a, b) = key(name);
+        let mut i = home(a, b, t.shift);
+        loop {
+            let s = &mut t.slots[i];
+            if s.a == a && s.b == b {
+                let v = i64::from(value);
+                super::super::tally(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, v);
+                return;
+            }
+            if s.a | s.b == 0 {
+                assert!(t.insert(i, a, b, value));
+                return;
+            }
+            i = (i + 1) % t.slots.len();
+        }
+    }
+
+    /// The table's sizes as `rows` of `names` distinct names go in, and
+    /// what it holds in the end against a map's count.
+    fn growth(names: u32, rows: impl Iterator<Item = u32>) -> Vec<usize> {
+        let mut t = Short::with_slots(4096);
+        let mut sizes = vec![t.slots.len()];
+        let mut want = std::collections::BTreeMap::new();
+        for (i, k) in rows.enumerate() {
+            let name = format!("n{k}");
+            row(&mut t, name.as_bytes(), (i % 1999) as i16 - 999);
+            *want.entry(name.into_bytes()).or_insert(0u64) += 1;
+            if sizes.last() != Some(&t.slots.len()) {
+                sizes.push(t.slots.len());
+            }
+        }
+        assert_eq!(want.len(), names as usize);
+        let got: Vec<(Vec<u8>, u64)> = (t.into_sorted().into_iter())
+            .map(|(n, s, _)| (n.into_vec(), s.count))
+            .collect();
+        assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+        sizes
+    }
+
+    #[test]
+    fn names_that_keep_coming_grow_the_table_fourfold() {
+        // Every row a new name: past the first growths, which have too
+        // few names to judge by, each growth is fourfold.
+        let sizes = growth(100_000, 0..100_000);
+        assert!(sizes.windows(2).any(|w| w[1] == 4 * w[0]), "{sizes:?}");
+        assert!(sizes
+            .windows(2)
+            .all(|w| w[1] == 2 * w[0] || w[1] == 4 * w[0]));
+        // 100,000 names, half full at most: 2^18 slots either way.
+        assert_eq!(sizes.last(), Some(&(1 << 18)));
+    }
+
+    #[test]
+    fn names_met_again_before_new_ones_grow_the_table_twofold() {
+        // Each name's second row comes before the next name: two rows a
+        // name, more than the 1.3 under which the table grows fourfold.
+        let names = 30_000;
+        let sizes = growth(names, (0..names).flat_map(|k| [k, k]));
+        assert!(sizes.windows(2).all(|w| w[1] == 2 * w[0]), "{sizes:?}");
     }
 
     #[test]
