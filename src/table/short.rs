@@ -305,7 +305,8 @@ impl Short {
             // the hardware's prefetchers follow too late: they held 70% of
             // the growth's samples. A million names 0.946× the CPU time
             // fetched 32 slots ahead, 16 slots 0.98× of that, 64 the same
-            // (docs/PERFORMANCE.md, step 46).
+            // (docs/PERFORMANCE.md, step 46); 16 old slots ahead, 64 new
+            // ones when growing fourfold.
             super::prefetch::<true, _>(
                 (self.slots.as_ptr()).wrapping_add((times * j).saturating_sub(16 * times)),
             );
@@ -333,8 +334,8 @@ impl Short {
 
     /// Whether the table, about to grow, should grow fourfold: whether
     /// names still come so often that twofold would soon be outgrown too,
-    /// which would move every name twice. A million names met in random
-    /// order grew six times per thread, each growth moving every name, and
+    /// which would move every name twice. A million names grew six times
+    /// per thread, each growth moving every name, and
     /// the last ones, half a million names each, are passes over 32 and 64
     /// MiB (docs/PERFORMANCE.md, step 51).
     ///
@@ -461,16 +462,6 @@ mod tests {
         }
     }
 
-    /// Inserts a new name at the first free slot of its probe run.
-    fn put(t: &mut Short, name: &[u8], value: i16) {
-        let (a, b) = key(name);
-        let mut i = home(a, b, t.shift);
-        while t.slots[i].a | t.slots[i].b != 0 {
-            i = (i + 1) % t.slots.len();
-        }
-        assert!(t.insert(i, a, b, value));
-    }
-
     /// Adds a row: a new name at the first free slot of its probe run, or
     /// one more row of a name the table holds.
     fn row(t: &mut Short, name: &[u8], value: i16) {
@@ -538,9 +529,9 @@ mod tests {
     #[test]
     fn a_clone_has_slots_of_its_own() {
         let mut t = Short::with_slots(4);
-        put(&mut t, b"a", 1);
+        row(&mut t, b"a", 1);
         let copy = t.clone();
-        put(&mut t, b"b", 2);
+        row(&mut t, b"b", 2);
         let a = (RawName::from(&b"a"[..]), Stats::new(1), NO_OFFSET);
         assert_eq!(copy.into_sorted(), vec![a]);
         assert_eq!(t.into_sorted().len(), 2);
@@ -569,7 +560,7 @@ mod tests {
         names.dedup();
         let mut t = Short::with_slots(4);
         for (i, name) in names.iter().enumerate().rev() {
-            put(&mut t, name, i as i16);
+            row(&mut t, name, i as i16);
         }
         let want: Vec<Entry> = (names.iter().enumerate())
             .map(|(i, n)| (RawName::from(&n[..]), Stats::new(i as i16), NO_OFFSET))
