@@ -623,9 +623,7 @@ unsafe fn lockstep<K: Kernel>(
     // that the compiler keeps each stream's position in a register.
     let [mut a, mut b, mut c] = *ps;
     let [ea, eb, ec] = *ends;
-    // A table that outgrows the L2 cache mid-stretch stops the plain feed,
-    // for [`scan_lockstep`] to go on with the batched one.
-    while a < ea && b < eb && c < ec && !adder.is_big() {
+    while a < ea && b < eb && c < ec {
         // SAFETY: each position is below its stream's end (checked before
         // each round), so `p + PAD <= buf.len()`; CPU features forwarded
         // from the caller.
@@ -938,7 +936,7 @@ pub fn scan(
 /// slots prefetched ([`Adder::is_big`]), from the row where it outgrows
 /// the cache: a million names' tables do so within the first stretch of
 /// each thread, whose rows fed plainly held 8% of a profile's samples
-/// (docs/PERFORMANCE.md, step 50).
+/// (docs/PERFORMANCE.md, steps 50 and 52).
 ///
 /// # Panics
 /// If some `ends[k] + PAD > buf.len()`.
@@ -953,13 +951,47 @@ pub fn scan_lockstep(
     // `cargo fuzz` (which sets `cfg(fuzzing)`) about half the stretches
     // are fed in batches anyway, for the fuzz target to reach that code.
     let batched = adder.is_big() || (cfg!(fuzzing) && ends[STREAMS - 1] % 2 == 1);
-    if !batched {
-        scan_lockstep_as(kernels, Feed::Plain, adder, buf, ps, ends);
-        if !adder.is_big() {
-            return;
+    // Under `cargo fuzz` slices of a few lines, so that the fuzzer's small
+    // inputs cross slices as big ones do.
+    let slice = if cfg!(fuzzing) { 64 } else { SLICE };
+    if batched || plain_in_slices(kernels, adder, buf, ps, ends, slice) {
+        scan_lockstep_as(kernels, Feed::Batched, adder, buf, ps, ends);
+    }
+}
+
+/// Bytes of each stream that [`plain_in_slices`] feeds between two looks
+/// at the table's size: some 5,000 rows of the 10K set, so that a table
+/// outgrowing the L2 cache is fed plainly for at most a few thousand rows
+/// more, and the plain loop itself tests nothing but its streams' ends
+/// (testing the size there, every round, cost the 413 set 0.67
+/// instructions a row; docs/PERFORMANCE.md, step 52).
+const SLICE: usize = 64 << 10;
+
+/// [`scan_lockstep_as`] with the plain feed, `slice` bytes of each stream
+/// at a time; `true` if it stopped because the table outgrew the L2 cache,
+/// for the batched feed to go on from `ps`. Otherwise it stops where one
+/// call over the whole stretch would have.
+fn plain_in_slices(
+    kernels: Kernels,
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; STREAMS],
+    ends: &[usize; STREAMS],
+    slice: usize,
+) -> bool {
+    loop {
+        let cut: [usize; STREAMS] = std::array::from_fn(|k| ends[k].min(ps[k] + slice));
+        scan_lockstep_as(kernels, Feed::Plain, adder, buf, ps, &cut);
+        if adder.is_big() {
+            return true;
+        }
+        // A stream at its end ends the stretch's lockstep; one at its cut
+        // only the slice; none at either, a line the scanner does not take.
+        let at = |bound: &[usize; STREAMS]| (0..STREAMS).any(|k| ps[k] >= bound[k]);
+        if at(ends) || !at(&cut) {
+            return false;
         }
     }
-    scan_lockstep_as(kernels, Feed::Batched, adder, buf, ps, ends);
 }
 
 /// How [`scan_lockstep`] feeds rows to the table.
@@ -1054,9 +1086,13 @@ mod tests {
     }
 
     /// Every way of feeding [`scan_lockstep`]'s streams, with both
-    /// kernels, on the same chunk. They may stop at different places (a
-    /// batched feed, or a pending long row, learns that a
-    /// table refuses a name later, when the other streams have moved on).
+    /// kernels, on the same chunk: each feed over the whole stretch, and
+    /// the plain one in slices of any size ([`plain_in_slices`]). They may
+    /// stop at different places (a batched feed, or a pending long row,
+    /// learns that a table refuses a name later, when the other streams
+    /// have moved on; a slice can end in the round where a stream meets a
+    /// line the scanner does not take, and the next moves the streams
+    /// before it one line on).
     /// Each stream must stop at a line start, and the table must hold every
     /// row before each stop; exactly those unless a stream stopped at a
     /// line the strict parser rejects. Such a stream may have added rows
@@ -1073,17 +1109,23 @@ mod tests {
         let starts = [0, cut(limit / 3), cut(2 * limit / 3)];
         let ends = [starts[1], starts[2], limit];
         for kernels in [Kernels::Best, Kernels::Portable] {
-            for feed in [Feed::Plain, Feed::Batched] {
+            // Each feed over the whole stretch, and the plain one in slices
+            // of a byte or more.
+            let slices = [1, 7, 64, limit / 5 + 1].map(|n| (Feed::Plain, Some(n)));
+            for (feed, slice) in [(Feed::Plain, None), (Feed::Batched, None)]
+                .into_iter()
+                .chain(slices)
+            {
                 let mut table = Table::default();
                 let mut ps = starts;
-                scan_lockstep_as(
-                    kernels,
-                    feed,
-                    &mut table.adder(chunk.len()),
-                    chunk,
-                    &mut ps,
-                    &ends,
-                );
+                let mut adder = table.adder(chunk.len());
+                match slice {
+                    None => scan_lockstep_as(kernels, feed, &mut adder, chunk, &mut ps, &ends),
+                    Some(n) => {
+                        let big = plain_in_slices(kernels, &mut adder, chunk, &mut ps, &ends, n);
+                        assert!(!big, "a small table");
+                    }
+                }
                 let mut want = std::collections::BTreeMap::<Vec<u8>, Stats>::new();
                 let mut faulted = false;
                 for k in 0..STREAMS {
@@ -1111,7 +1153,7 @@ mod tests {
                     .map(|(n, s, _)| (n.into_vec(), s))
                     .collect();
                 if !faulted {
-                    assert_eq!(got, want, "{kernels:?}, {feed:?}");
+                    assert_eq!(got, want, "{kernels:?}, {feed:?}, slices {slice:?}");
                 } else {
                     for (name, s) in &want {
                         let counted = got.get(name).map_or(0, |g| g.count);
