@@ -970,7 +970,11 @@ const SLICE: usize = 64 << 10;
 /// [`scan_lockstep_as`] with the plain feed, `slice` bytes of each stream
 /// at a time; `true` if it stopped because the table outgrew the L2 cache,
 /// for the batched feed to go on from `ps`. Otherwise it stops where one
-/// call over the whole stretch would have.
+/// call over the whole stretch would have, but for a slice that ended in
+/// the round where a stream met a line the scanner does not take: the
+/// next slice moves the streams before that one a line further (or, at
+/// a refused long row, re-reads its stream's rows after it, moot since
+/// the input then has a fault; see [`settle`]).
 fn plain_in_slices(
     kernels: Kernels,
     adder: &mut Adder,
