@@ -506,8 +506,8 @@ mod tests {
 
     #[test]
     fn names_that_keep_coming_grow_the_table_fourfold() {
-        // Every row a new name: past the first growths, which have too
-        // few names to judge by, each growth is fourfold.
+        // Every row a new name: once the table holds enough names to
+        // judge by, it grows fourfold (the first growths have too few).
         let sizes = growth(100_000, 0..100_000);
         assert!(sizes.windows(2).any(|w| w[1] == 4 * w[0]), "{sizes:?}");
         assert!(sizes
