@@ -81,6 +81,63 @@ fn a_file_gets_the_same_bytes_as_stdout() {
 }
 
 #[test]
+fn dash_is_stdout() {
+    let args = ["generate", "--rows", "100", "--seed", "3"];
+    let out = brc().args(args).output().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    brc()
+        .current_dir(dir.path())
+        .args(args)
+        .args(["-o", "-"])
+        .assert()
+        .success()
+        .stdout(out.stdout);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[cfg(unix)]
+#[test]
+fn nothing_planted_beside_the_output_is_followed_or_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.txt");
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep").unwrap();
+    // Where a predictable temporary name would have been.
+    std::os::unix::fs::symlink(&victim, dir.path().join("m.txt.tmp")).unwrap();
+    let fifo = dir.path().join(".m.txt.tmp");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    brc()
+        .args(["generate", "--rows", "1000", "-o"])
+        .arg(&path)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    assert_eq!(
+        std::fs::read(&path)
+            .unwrap()
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count(),
+        1000
+    );
+    // The planted names are still there, untouched; nothing else is left.
+    let mut left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, [".m.txt.tmp", "m.txt", "m.txt.tmp", "victim"]);
+    // The file gets the usual permissions, not a temporary file's 0600.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_ne!(mode & 0o044, 0, "{mode:o}");
+}
+
+#[test]
 fn official_rows_follow_the_official_distribution() {
     let rows = 1_000_000;
     let out = generate(Keys::Official, 0, rows, 2);

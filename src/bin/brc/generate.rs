@@ -43,7 +43,8 @@ pub struct Args {
     #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: Option<u32>,
 
-    /// Output file [default: stdout]. Written to FILE.tmp, renamed at the end.
+    /// Output file (`-` or none: stdout). Written to a new temporary file
+    /// beside it, renamed to FILE at the end.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
 
@@ -64,7 +65,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         bar.set_position(p.rows);
         bar.set_message(HumanBytes(p.bytes).to_string());
     };
-    match &args.output {
+    match args.output.as_deref().filter(|p| *p != Path::new("-")) {
         None => {
             generator
                 .write(args.rows, threads, io::stdout(), &progress)
@@ -78,11 +79,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `path` through `write`. A regular file is written as
-/// `path.tmp` and renamed at the end, so a failed run never leaves a
-/// partial file under the real name; the temporary file is removed on
-/// failure. Anything else that exists (`/dev/null`, a pipe) is written in
-/// place: there is nothing to protect, and a rename would replace it.
+/// Writes `path` through `write`. A regular file is written as a new
+/// temporary file in the same directory and renamed at the end, so a failed
+/// run never leaves a partial file under the real name; the temporary file
+/// is removed on failure. It is created with a random name that must not
+/// exist yet (`O_EXCL`), so no link or FIFO planted beside `path` is
+/// followed or opened. Anything else that exists at `path` (`/dev/null`, a
+/// pipe) is written in place: there is nothing to protect, and a rename
+/// would replace it.
 fn write_file(
     path: &Path,
     write: impl FnOnce(&File) -> io::Result<Progress>,
@@ -93,15 +97,25 @@ fn write_file(
         write(&file).with_context(|| name.to_string())?;
         return Ok(());
     }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let file = File::create(&tmp).with_context(|| name.to_string())?;
-    let result = write(&file).and_then(|_| fs::rename(&tmp, path));
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(e).with_context(|| name.to_string());
-    }
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(path.file_name().unwrap_or_default());
+    prefix.push(".");
+    let tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        // Subject to the umask, as a file created the usual way.
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .tempfile_in(dir)
+        .with_context(|| name.to_string())?;
+    write(tmp.as_file()).with_context(|| name.to_string())?;
+    // Dropping `tmp` on an error above removes it; persisting renames it.
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| name.to_string())?;
     Ok(())
 }
 
