@@ -8,10 +8,15 @@
 //! read into a bounded pool of buffers ([`crate::stream`]): pipes, FIFOs,
 //! devices, and gzip or zstd data (recognised by their magic bytes, not the
 //! file name), decompressed while read. Standard input is a file or a
-//! stream by the same rules, so `brc < file` maps the file.
+//! stream by the same rules, so `brc < file` maps the file; a file opened
+//! past its start (`{ read -r header; brc -; } < file`) is read from where
+//! it stands, as a stream would be. A file that cannot be mapped (`/proc`)
+//! is read as a stream. A UTF-8 byte-order mark at the very start of the
+//! input is skipped, and a file that shrinks while mapped is an error, not
+//! a crash ([`crate::shrink`]).
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
@@ -23,7 +28,11 @@ use memmap2::{Mmap, UncheckedAdvice};
 
 use crate::engine::{self, naive, Engine, Job, Options, Partial, Summary};
 use crate::error::Error;
-use crate::stream;
+use crate::{shrink, stream};
+
+/// The UTF-8 byte-order mark, which spreadsheet exports put before the
+/// first line.
+const BOM: &[u8] = b"\xef\xbb\xbf";
 
 /// An input, ready to be aggregated once.
 pub struct Input {
@@ -33,7 +42,13 @@ pub struct Input {
 }
 
 enum Source {
-    Mapped { file: File, map: Mmap },
+    /// A mapped file, whose input starts at byte `start` of the map (past
+    /// what standard input's owner had read, and past a byte-order mark).
+    Mapped {
+        file: File,
+        map: Mmap,
+        start: usize,
+    },
     Stream(Box<dyn Read + Send>),
 }
 
@@ -63,10 +78,61 @@ impl Compression {
     fn decode(self, reader: impl Read + Send + 'static) -> io::Result<Box<dyn Read + Send>> {
         Ok(match self {
             Compression::None => Box::new(reader),
-            // Multi-member, as `gzip` writes when files are concatenated.
-            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(reader)),
+            Compression::Gzip => Box::new(GzipMembers::new(BufReader::new(reader))),
             Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(reader)?),
         })
+    }
+}
+
+/// gzip data as `gzip -d` reads it: members one after another (as `gzip`
+/// writes concatenated files), and zero bytes after the last member ignored
+/// (tape and block devices pad with them).
+struct GzipMembers<R> {
+    /// The member being read; `None` at the end of the data.
+    member: Option<flate2::bufread::GzDecoder<R>>,
+}
+
+impl<R: BufRead> GzipMembers<R> {
+    fn new(reader: R) -> GzipMembers<R> {
+        GzipMembers {
+            member: Some(flate2::bufread::GzDecoder::new(reader)),
+        }
+    }
+}
+
+impl<R: BufRead> Read for GzipMembers<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(member) = &mut self.member else {
+                return Ok(0);
+            };
+            let n = member.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            let mut rest = self.member.take().expect("just read").into_inner();
+            let mut zeros = false;
+            loop {
+                let next = rest.fill_buf()?;
+                if next.is_empty() {
+                    return Ok(0);
+                }
+                let lead = next.iter().take_while(|&&b| b == 0).count();
+                if lead == next.len() {
+                    zeros = true;
+                    rest.consume(lead);
+                    continue;
+                }
+                if zeros || lead > 0 {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "gzip data followed by zero bytes, then other bytes",
+                    ));
+                }
+                break;
+            }
+            self.member = Some(flate2::bufread::GzDecoder::new(rest));
+        }
     }
 }
 
@@ -74,7 +140,7 @@ impl Input {
     /// Opens a file: mapped if it is a plain regular file, a stream
     /// otherwise.
     pub fn open(path: &Path) -> io::Result<Input> {
-        Input::from_file(File::open(path)?)
+        Input::from_file(File::open(path)?, 0)
     }
 
     /// Standard input: mapped if it is redirected from a plain regular file,
@@ -82,7 +148,11 @@ impl Input {
     pub fn stdin() -> io::Result<Input> {
         let fd = io::stdin().as_fd().try_clone_to_owned()?;
         grow_pipe(&fd);
-        Input::from_file(File::from(fd))
+        let mut file = File::from(fd);
+        // Where the shell (or whoever ran brc) left the file: the input
+        // starts there. A pipe has no position.
+        let at = file.stream_position().unwrap_or(0);
+        Input::from_file(file, at)
     }
 
     /// A stream, decompressed if it starts with gzip or zstd magic bytes.
@@ -100,13 +170,14 @@ impl Input {
         let compression = Compression::detect(&start);
         let reader = io::Cursor::new(start).chain(reader);
         Ok(Input {
-            source: Source::Stream(compression.decode(reader)?),
+            source: Source::stream(compression, reader)?,
             size: None,
             consumed,
         })
     }
 
-    fn from_file(file: File) -> io::Result<Input> {
+    /// `file`, whose input starts at byte `at` (its current position).
+    fn from_file(file: File, at: u64) -> io::Result<Input> {
         let meta = file.metadata()?;
         if meta.is_dir() {
             return Err(io::Error::new(
@@ -117,41 +188,38 @@ impl Input {
         if !meta.is_file() {
             return Input::from_reader(file);
         }
-        let mut start = [0; Compression::MAGIC_LEN];
-        let len = read_at_start(&file, &mut start)?;
-        let start = &start[..len];
+        let mut head = [0; Compression::MAGIC_LEN];
+        let len = read_head(&file, at, &mut head)?;
+        let head = &head[..len];
         let consumed = Arc::new(AtomicU64::new(0));
-        let compression = Compression::detect(start);
-        let source = if compression == Compression::None && !start.is_empty() {
-            // The map is read-only and private to this process. Another
-            // process truncating or rewriting the file while we run could
-            // change or remove pages under us (SIGBUS); that is the
-            // documented contract of every mmap-based reader (ripgrep's
-            // included), and brc's inputs are files at rest.
-            // SAFETY: read-only, file at rest (above); no `&mut` aliasing.
-            let map = unsafe { Mmap::map(&file)? };
-            // Lines are consumed front to back, so ask for aggressive
-            // read-ahead.
-            let _ = map.advise(memmap2::Advice::Sequential);
-            // Pages of the file not yet cached are then read into the page
-            // cache as 2 MiB folios (where the kernel allows transparent
-            // huge pages), and every later run maps them a folio at a time
-            // instead of a few pages at a time: 0.94 times the CPU time on
-            // the 413 set's 10^8 rows read cold first, the system time 0.07
-            // s → 0.01 s (docs/PERFORMANCE.md, step 35). Pages already
-            // cached stay as they are.
-            let _ = map.advise(memmap2::Advice::HugePage);
-            Source::Mapped { file, map }
+        let compression = Compression::detect(head);
+        let mut size = Some(meta.len().saturating_sub(at));
+        let mapped = match compression {
+            Compression::None if !head.is_empty() => map(&file).ok(),
+            _ => None,
+        };
+        let source = if let Some(map) = mapped {
+            let mut start = usize::try_from(at).map_or(map.len(), |at| at.min(map.len()));
+            if map[start..].starts_with(BOM) {
+                start += BOM.len();
+            }
+            size = Some((map.len() - start) as u64);
+            Source::Mapped { file, map, start }
         } else {
+            if compression == Compression::None && !head.is_empty() {
+                // Not mappable (a `/proc` file, whose size says 0): its
+                // size tells nothing either.
+                size = None;
+            }
             let reader = Counting {
                 inner: file,
                 consumed: Arc::clone(&consumed),
             };
-            Source::Stream(compression.decode(reader)?)
+            Source::stream(compression, reader)?
         };
         Ok(Input {
             source,
-            size: Some(meta.len()),
+            size,
             consumed,
         })
     }
@@ -173,14 +241,94 @@ impl Input {
     /// threads and the chunk size, not by the input's size.
     pub fn aggregate(self, engine: Engine, options: &Options) -> Result<Summary, Error> {
         match self.source {
-            Source::Mapped { file, map } => engine.run(MappedJob {
+            Source::Mapped { file, map, start } => engine.run(MappedJob {
                 file,
                 map,
+                start,
                 consumed: self.consumed,
                 options,
             }),
             Source::Stream(reader) => engine.run(StreamJob { reader, options }),
         }
+    }
+}
+
+impl Source {
+    /// A stream of `reader`'s bytes, decompressed, without a leading
+    /// byte-order mark.
+    fn stream(compression: Compression, reader: impl Read + Send + 'static) -> io::Result<Source> {
+        Ok(Source::Stream(Box::new(SkipBom::new(
+            compression.decode(reader)?,
+        ))))
+    }
+}
+
+/// Maps `file` for reading, advised for how brc reads it.
+fn map(file: &File) -> io::Result<Mmap> {
+    // The map is read-only and private to this process. Another process
+    // truncating the file while we run removes pages under us: reading
+    // them raises SIGBUS, which `shrink::Guard` turns into an error while
+    // the map is read. Rewriting the file in place changes the bytes read,
+    // as it would for any reader.
+    // SAFETY: read-only, no `&mut` aliasing; truncation is guarded (above).
+    let map = unsafe { Mmap::map(file)? };
+    // Lines are consumed front to back, so ask for aggressive read-ahead.
+    let _ = map.advise(memmap2::Advice::Sequential);
+    // Pages of the file not yet cached are then read into the page cache
+    // as 2 MiB folios (where the kernel allows transparent huge pages), and
+    // every later run maps them a folio at a time instead of a few pages
+    // at a time (docs/PERFORMANCE.md, *Memory*). Pages already cached stay
+    // as they are.
+    let _ = map.advise(memmap2::Advice::HugePage);
+    Ok(map)
+}
+
+/// A reader that drops a UTF-8 byte-order mark at the start of `inner`.
+struct SkipBom<R> {
+    inner: R,
+    /// The first bytes, read ahead to look for the mark, and how many of
+    /// them are still to be handed out (from the back of `head[..len]`).
+    head: [u8; 3],
+    len: usize,
+    given: usize,
+    looked: bool,
+}
+
+impl<R: Read> SkipBom<R> {
+    fn new(inner: R) -> SkipBom<R> {
+        SkipBom {
+            inner,
+            head: [0; 3],
+            len: 0,
+            given: 0,
+            looked: false,
+        }
+    }
+}
+
+impl<R: Read> Read for SkipBom<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if !self.looked {
+            while self.len < self.head.len() {
+                match self.inner.read(&mut self.head[self.len..]) {
+                    Ok(0) => break,
+                    Ok(n) => self.len += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            self.looked = true;
+            if self.head[..self.len] == *BOM {
+                self.given = self.len;
+            }
+        }
+        if self.given < self.len {
+            let n = buf.len().min(self.len - self.given);
+            buf[..n].copy_from_slice(&self.head[self.given..self.given + n]);
+            self.given += n;
+            return Ok(n);
+        }
+        self.inner.read(buf)
     }
 }
 
@@ -190,6 +338,8 @@ const NAIVE_BUFFER: usize = 1 << 20;
 struct MappedJob<'a> {
     file: File,
     map: Mmap,
+    /// Where the input starts in the map.
+    start: usize,
     consumed: Arc<AtomicU64>,
     options: &'a Options,
 }
@@ -199,26 +349,50 @@ impl Job for MappedJob<'_> {
 
     /// Reads the file rather than the map: the oracle stays plain, and the
     /// file's pages never enter this process.
-    fn naive(self) -> Self::Output {
+    fn naive(mut self) -> Self::Output {
+        self.file.seek(SeekFrom::Start(self.start as u64))?;
         let reader = Counting {
             inner: &self.file,
             consumed: self.consumed,
         };
-        naive::aggregate(BufReader::with_capacity(NAIVE_BUFFER, reader))
+        let result = naive::aggregate(BufReader::with_capacity(NAIVE_BUFFER, reader));
+        // Read through the file, a cut shows as a short last line or none.
+        if self.file.metadata()?.len() < self.map.len() as u64 {
+            return Err(shrank().into());
+        }
+        result
     }
 
     fn parallel<P: Partial>(self) -> Self::Output {
+        let (map, start) = (&self.map, self.start);
+        let guard = shrink::Guard::new(map.as_ptr() as usize..map.as_ptr() as usize + map.len());
+        let release = |range: Range<usize>| release(map, start + range.start..start + range.end);
         let done = |range: Range<usize>| {
             self.consumed
                 .fetch_add(range.len() as u64, Ordering::Relaxed);
-            release(&self.map, range);
+            release(range);
         };
-        let skipped = |range| release(&self.map, range);
-        engine::run_parallel_with::<P>(&self.map, self.options, &done, &skipped).map_err(|fault| {
-            let newlines = count_newlines_releasing(&self.map, fault.offset);
-            fault.after_newlines(newlines).into()
-        })
+        let run = || {
+            engine::run_parallel_with::<P>(&map[start..], self.options, &done, &release).map_err(
+                |fault| {
+                    let newlines = count_newlines_releasing(map, start..start + fault.offset);
+                    fault.after_newlines(newlines).into()
+                },
+            )
+        };
+        // Bytes read past the new end were zeros: no result, and no panic
+        // of an engine that saw names change under it (see `crate::shrink`).
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+        if guard.shrank() {
+            return Err(shrank().into());
+        }
+        result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
+}
+
+/// The error of a mapped file cut short while it was read.
+fn shrank() -> io::Error {
+    io::Error::other("the file shrank while it was being read")
 }
 
 struct StreamJob<'a> {
@@ -273,12 +447,12 @@ fn release(map: &Mmap, range: Range<usize>) {
     }
 }
 
-/// The number of `\n` in `map[..end]`, releasing the pages as it goes (an
+/// The number of `\n` in `map[range]`, releasing the pages as it goes (an
 /// error at the end of a huge file must not map it all back in).
-fn count_newlines_releasing(map: &Mmap, end: usize) -> u64 {
+fn count_newlines_releasing(map: &Mmap, range: Range<usize>) -> u64 {
     const WINDOW: usize = 4 << 20;
     let mut newlines = 0;
-    let mut start = 0;
+    let Range { mut start, end } = range;
     while start < end {
         let stop = end.min(start + WINDOW);
         newlines += memchr::memchr_iter(b'\n', &map[start..stop]).count() as u64;
@@ -288,12 +462,12 @@ fn count_newlines_releasing(map: &Mmap, end: usize) -> u64 {
     newlines
 }
 
-/// Reads up to `buf.len()` bytes from the start of `file` without moving
+/// Reads up to `buf.len()` bytes from byte `at` of `file` without moving
 /// its position; returns how many (fewer only at the end of the file).
-fn read_at_start(file: &File, buf: &mut [u8]) -> io::Result<usize> {
+fn read_head(file: &File, at: u64, buf: &mut [u8]) -> io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
-        match file.read_at(&mut buf[filled..], filled as u64) {
+        match file.read_at(&mut buf[filled..], at + filled as u64) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -346,6 +520,33 @@ mod tests {
         assert!(lines.next().is_some(), "{path} is not mapped");
         let flags = lines.find(|l| l.starts_with("VmFlags:")).unwrap();
         flags.to_string()
+    }
+
+    #[test]
+    fn a_file_that_shrinks_once_mapped_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.txt");
+        let rows = b"Hamburg;12.0\nBulawayo;8.9\n".repeat(200_000);
+        for engine in Engine::ALL {
+            std::fs::write(&path, &rows).unwrap();
+            let input = Input::open(&path).unwrap();
+            File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_len(4096)
+                .unwrap();
+            let options = Options {
+                threads: 2,
+                chunk_size: 64 << 10,
+            };
+            match input.aggregate(engine, &options) {
+                Err(Error::Io(e)) => {
+                    assert_eq!(e.to_string(), "the file shrank while it was being read")
+                }
+                other => panic!("{engine:?}: {other:?}"),
+            }
+        }
     }
 
     #[test]

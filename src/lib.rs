@@ -27,6 +27,7 @@ pub mod input;
 pub mod output;
 pub mod parse;
 pub mod scan;
+pub mod shrink;
 pub mod stats;
 pub mod stream;
 pub mod table;

@@ -138,7 +138,7 @@ impl Reading {
             if fault_bound.load(Ordering::Relaxed) != usize::MAX {
                 return Ok(None);
             }
-            let Some(mut buf) = self.buffer(&mut allocated) else {
+            let Some(mut buf) = self.buffer(&mut allocated)? else {
                 return Ok(None);
             };
             if buf.len() > self.block_size && carry.len() < self.block_size {
@@ -195,7 +195,7 @@ impl Reading {
                     if self.full.send(Block { buf, len, offset }).is_err() {
                         return Ok(None);
                     }
-                    match self.buffer(&mut allocated) {
+                    match self.buffer(&mut allocated)? {
                         Some(buf) => buf,
                         None => return Ok(None),
                     }
@@ -219,14 +219,26 @@ impl Reading {
 
     /// A buffer from the pool, allocated while fewer than `pool` exist;
     /// `None` only if every worker is gone (panicked: the join reports it).
-    fn buffer(&self, allocated: &mut usize) -> Option<Vec<u8>> {
+    /// A pool larger than memory is an error, not an abort.
+    fn buffer(&self, allocated: &mut usize) -> io::Result<Option<Vec<u8>>> {
         match self.free.try_recv() {
-            Ok(buf) => Some(buf),
+            Ok(buf) => Ok(Some(buf)),
             Err(_) if *allocated < self.pool => {
                 *allocated += 1;
-                Some(vec![0; self.block_size])
+                let mut buf = Vec::new();
+                buf.try_reserve_exact(self.block_size).map_err(|_| {
+                    io::Error::new(
+                        io::ErrorKind::OutOfMemory,
+                        format!(
+                            "cannot allocate {} blocks of {} bytes to read it (lower --chunk-size or --threads)",
+                            self.pool, self.block_size
+                        ),
+                    )
+                })?;
+                buf.resize(self.block_size, 0);
+                Ok(Some(buf))
             }
-            Err(_) => self.free.recv().ok(),
+            Err(_) => Ok(self.free.recv().ok()),
         }
     }
 
@@ -417,6 +429,22 @@ mod tests {
     use super::*;
     use crate::engine::{aggregate, chunked, fast, Engine};
     use crate::error::DataError;
+
+    #[test]
+    fn a_pool_larger_than_memory_is_an_error_not_an_abort() {
+        let options = Options {
+            threads: 2,
+            chunk_size: usize::MAX / 2,
+        };
+        let err = run::<fast::Fast<false>>(&b"a;1.0\n"[..], &options).unwrap_err();
+        match err {
+            Error::Io(e) => {
+                assert_eq!(e.kind(), io::ErrorKind::OutOfMemory);
+                assert!(e.to_string().contains("--chunk-size"), "{e}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     /// A reader handing out its bytes in pieces of the given sizes, in turn,
     /// as a pipe does, then failing if `fail` is set.

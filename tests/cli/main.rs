@@ -4,6 +4,7 @@
 mod conformance;
 mod errors;
 mod formats;
+mod inputs;
 mod usage;
 
 use std::path::{Path, PathBuf};

@@ -24,6 +24,10 @@ fn bad_flags_are_usage_errors() {
     assert_usage_error(&["--format", "xml"], "--format");
     assert_usage_error(&["--chunk-size", "0"], "--chunk-size");
     assert_usage_error(&["--chunk-size", "12X"], "--chunk-size");
+    // A stream holds a few blocks of the chunk size: bounded, never an
+    // allocation that aborts.
+    assert_usage_error(&["--chunk-size", "64G"], "at most 1G");
+    assert_usage_error(&["--chunk-size", "17179869183G"], "at most 1G");
     assert_usage_error(&["--frobnicate"], "--frobnicate");
     // Without FILE, brc reads standard input when it is not a terminal (a
     // terminal is a usage error, checked by hand: tests have no terminal).

@@ -22,8 +22,11 @@ const AFTER_HELP: &str = "\
 Input: lines `<name>;<value>`, name 1..100 bytes of UTF-8 without `;`,
 value -?d{1,2}.d (e.g. -12.3). The last line may lack its newline.
 A file or standard input may be gzip or zstd compressed (told by its first
-bytes). Memory stays within about (threads + 2) x chunk size plus the
-stations, whatever the input's size; errors name standard input `<stdin>`.
+bytes). A UTF-8 byte-order mark at the start is skipped. Standard input
+redirected from a file is read from where it stands (`{ read -r header;
+brc -; } < file` skips a header). Memory stays within about (threads + 2) x
+chunk size plus the stations, whatever the input's size; errors name
+standard input `<stdin>`. A file that shrinks while read is an error.
 
 Exit status:
   0  success (also when stdout is a closed pipe)
@@ -56,8 +59,8 @@ struct Cli {
     #[arg(short = 'f', long, value_name = "FORMAT", default_value = "official")]
     format: FormatArg,
 
-    /// Bytes handed to a thread at a time (suffixes K, M, G); a file's
-    /// chunks are 4 times as big but for the last 8 per thread.
+    /// Bytes handed to a thread at a time (suffixes K, M, G; at most 1G); a
+    /// file's chunks are 4 times as big but for the last 8 per thread.
     #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "4M")]
     chunk_size: usize,
 
@@ -76,6 +79,14 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     Generate(generate::Args),
+    /// Print a shell completion script to stdout (e.g. `brc completions bash
+    /// > /etc/bash_completion.d/brc`).
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout (e.g. `brc man > brc.1`).
+    Man,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -126,7 +137,11 @@ impl ValueEnum for FormatArg {
     }
 }
 
-/// Parses a byte count such as `4096`, `64K`, `4M` or `1G`.
+/// The largest `--chunk-size`: a stream holds `threads + 2` blocks of it.
+const MAX_CHUNK_SIZE: usize = 1 << 30;
+
+/// Parses a byte count such as `4096`, `64K`, `4M` or `1G`, at most
+/// [`MAX_CHUNK_SIZE`].
 fn parse_size(s: &str) -> Result<usize, String> {
     let (digits, unit) = match s.as_bytes().last() {
         Some(b'k' | b'K') => (&s[..s.len() - 1], 1 << 10),
@@ -139,14 +154,25 @@ fn parse_size(s: &str) -> Result<usize, String> {
         .map_err(|_| format!("expected a byte count like 4096, 64K or 4M, found `{s}`"))?;
     match n.checked_mul(unit) {
         Some(0) => Err("the chunk size must be at least 1 byte".to_string()),
-        Some(n) => Ok(n),
-        None => Err(format!("`{s}` is too large")),
+        Some(n) if n <= MAX_CHUNK_SIZE => Ok(n),
+        _ => Err(format!("`{s}` is too large: the chunk size is at most 1G")),
     }
 }
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
-    if let Some(Command::Generate(args)) = &cli.command {
-        return generate::run(args);
+    match &cli.command {
+        Some(Command::Generate(args)) => return generate::run(args),
+        Some(Command::Completions { shell }) => {
+            let mut out = io::stdout().lock();
+            clap_complete::generate(*shell, &mut Cli::command(), "brc", &mut out);
+            return Ok(out.flush()?);
+        }
+        Some(Command::Man) => {
+            let mut out = io::stdout().lock();
+            clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+            return Ok(out.flush()?);
+        }
+        None => {}
     }
     if cli.timings {
         timings::enable();
@@ -188,12 +214,25 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             Engine::Naive => 1,
             _ => options.threads,
         };
-        eprint!("{}", timings::take().report(bytes, rows, threads));
+        // A report that cannot be written is not worth failing the run.
+        let _ = write!(
+            io::stderr(),
+            "{}",
+            timings::take().report(bytes, rows, threads)
+        );
     }
     Ok(())
 }
 
 fn main() -> ExitCode {
+    // An engine that saw a file's bytes turn to zeros under it may panic;
+    // the library turns that into an error, so say nothing meanwhile.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !brc::shrink::seen() {
+            default_hook(info);
+        }
+    }));
     let cli = Cli::parse();
     if cli.command.is_none() && cli.file.is_none() && io::stdin().is_terminal() {
         Cli::command()
@@ -212,7 +251,8 @@ fn main() -> ExitCode {
             if broken_pipe {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("brc: {e:#}");
+            // Nothing more to do if stderr is gone too: the status says it.
+            let _ = writeln!(io::stderr(), "brc: {e:#}");
             ExitCode::from(1)
         }
     }
