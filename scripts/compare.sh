@@ -165,8 +165,8 @@ done
 # `cat` leave it); read back by a reader that maps it without readahead,
 # in 4 KiB pages, and then every mapped read pays the kernel for each page
 # (brc 1.08x the CPU time on the 10K set's 10^8 rows; DuckDB and Polars,
-# which copy with read(), 1.01x and 0.98x; docs/PERFORMANCE.md). Which of
-# the two a reused file was in depended on the machine's history.
+# which copy with read(), 1.01x and 0.98x; docs/PERFORMANCE.md, *Memory*).
+# Which of the two a reused file was in depended on the machine's history.
 echo "== reading the data files into the page cache, fresh"
 for keys in $keysets; do
     for n in "$rows" "$small_rows"; do

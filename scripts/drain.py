@@ -3,7 +3,7 @@
 `cat FILE | brc -`. It moves bytes through the pipe exactly as brc's reader
 does (a 1 MiB pipe buffer, reads of up to 4 MiB) and does nothing with them,
 so `cat FILE | scripts/drain.py` is the time the pipe alone takes on this
-machine (docs/PERFORMANCE.md, "Streaming")."""
+machine (docs/PERFORMANCE.md, *Memory*)."""
 
 import fcntl
 import os

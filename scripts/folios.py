@@ -9,7 +9,7 @@ file grows with the number of folios it sits in. Read once from disk, a
 file is held in folios of up to 2 MiB, mapped by a few page-table entries
 each; read back by a reader that maps it without readahead, it is held in
 4 KiB pages, and every run then pays for each page (docs/PERFORMANCE.md,
-"The page cache's state"). Same bytes, same program, different times.
+*Memory*). Same bytes, same program, different times.
 
 Maps FILE (touching every page, so any page not cached is read in, in
 whatever folios the kernel then picks), finds each page's frame in

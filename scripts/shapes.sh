@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Usage: scripts/shapes.sh [ROWS]
+#
+# Makes the data shapes docs/PERFORMANCE.md quotes beside the two official
+# sets, from the 10K-key set's first ROWS rows (default 1e7), values kept:
+#
+#   bench/data/measurements-10k-ROWS.txt   the 10K-key set itself, made by
+#       `brc generate --rows ROWS --keys 10k --seed 1` if missing (the file
+#       scripts/compare.sh makes for its slow tools);
+#   bench/data/long-names-ROWS.txt         every name padded to 60-100 bytes;
+#   bench/data/keys-1m-ROWS.txt            names `st<N>`, N = row * 7919 mod
+#       1000003: about a million distinct names, each met every 10^6 rows.
+#
+# Each file is then dropped from the page cache and read once, as
+# scripts/compare.sh does, so that runs start from the same state. Compare
+# them with scripts/ab.py, e.g. the million keys' CPU time per row against
+# the 10K set's (same row count, so the ratio of CPU times):
+#
+#   scripts/ab.py 'target/release/brc bench/data/measurements-10k-1e7.txt' \
+#                 'target/release/brc bench/data/keys-1m-1e7.txt'
+#
+# ROWS is written as brc generate takes it (1e7, 5000000); it names the files.
+# Environment: BRC=path, a brc binary to use instead of building one.
+set -euo pipefail
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+case "${1:-}" in
+-h | --help)
+    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+    exit 0
+    ;;
+esac
+[ $# -le 1 ] || die "expected at most one argument (ROWS), found $#; see --help"
+rows=${1:-1e7}
+[[ $rows =~ ^[0-9][0-9_]*([eE][0-9]+)?$ ]] || die "expected a row count like 1e7, found '$rows'"
+
+enter_repo
+build_brc
+
+mkdir -p bench/data
+base=bench/data/measurements-10k-$rows.txt
+long=bench/data/long-names-$rows.txt
+keys=bench/data/keys-1m-$rows.txt
+
+if [ ! -s "$base" ]; then
+    echo "== generating $base"
+    "$BRC" generate --rows "$rows" --keys 10k --seed 1 -o "$base"
+fi
+
+# Written to a temporary name first, so that an interrupted run leaves no
+# partial file to be reused.
+echo "== $long"
+LC_ALL=C awk -F';' '
+    BEGIN { pad = "-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789ABCDEF" }
+    { n = $1; L = 60 + (length(n) * 13) % 41; if (length(n) < L) n = n substr(pad, 1, L - length(n)); print n ";" $2 }
+' "$base" >"$long.tmp"
+mv "$long.tmp" "$long"
+
+echo "== $keys"
+LC_ALL=C awk -F';' '{ print "st" ((NR * 7919) % 1000003) ";" $2 }' "$base" >"$keys.tmp"
+mv "$keys.tmp" "$keys"
+
+echo "== reading the files into the page cache, fresh"
+for file in "$base" "$long" "$keys"; do
+    sync "$file"
+    dd if="$file" iflag=nocache count=0 status=none ||
+        echo "warning: could not drop $file from the page cache" >&2
+    cat "$file" >/dev/null
+done
+ls -l "$base" "$long" "$keys"
