@@ -107,7 +107,7 @@ pub enum Error {
 
 /// Displays a piece of a malformed line for a person: quoted, with control
 /// characters escaped, invalid UTF-8 shown as `\xNN`, cut after 40 bytes.
-struct Shown<'a>(&'a [u8]);
+pub(crate) struct Shown<'a>(pub(crate) &'a [u8]);
 
 /// Bytes of a malformed line a message shows.
 const LIMIT: usize = 40;

@@ -11,7 +11,10 @@
 //! - [`engine`]: the interchangeable engines that turn bytes into a
 //!   [`Summary`]; `naive` is the oracle every other engine is
 //!   tested against.
-//! - [`output`]: the output formats (official one-line, lines, JSON, CSV).
+//! - [`output`]: the output formats (official one-line, lines, JSON, CSV,
+//!   partial).
+//! - [`partial`]: the exact, mergeable state of an aggregation
+//!   ([`Partial`]), its text format, and merging.
 //! - [`error`]: the typed errors, carrying byte offsets and line numbers.
 //!
 //! And on the side, [`generate`]: the reproducible, parallel generator of
@@ -26,6 +29,7 @@ pub mod generate;
 pub mod input;
 pub mod output;
 pub mod parse;
+pub mod partial;
 pub mod scan;
 pub mod shrink;
 pub mod stats;
@@ -35,4 +39,5 @@ pub mod timings;
 
 pub use engine::{aggregate, Engine, Options, Summary};
 pub use error::{DataError, Error, ErrorKind};
+pub use partial::Partial;
 pub use stats::Stats;

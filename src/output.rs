@@ -1,9 +1,14 @@
-//! Output formats: the official one-liner and three friendlier ones.
+//! Output formats: the official one-liner, three friendlier ones, and the
+//! exact partial result.
 //!
-//! Every format prints min, mean and max with one decimal from exact
-//! tenths; the mean uses [`Stats::mean_tenths`], the official rounding.
+//! Every format but `partial` prints min, mean and max with one decimal
+//! from exact tenths; the mean uses [`Stats::mean_tenths`], the official
+//! rounding. `partial` prints the exact state instead (see
+//! [`crate::partial`]).
 
 use std::io::{self, Write};
+
+use crate::partial::{COLUMNS, FORMAT, VERSION};
 
 use compact_str::CompactString;
 
@@ -22,15 +27,18 @@ pub enum Format {
     Json,
     /// CSV with header `station,min,mean,max,count` (RFC 4180 quoting).
     Csv,
+    /// The exact, mergeable state: `brc-partial v1` (docs/PARTIAL-FORMAT.md).
+    Partial,
 }
 
 impl Format {
     /// Every format, by its command-line name.
-    pub const ALL: [(&'static str, Format); 4] = [
+    pub const ALL: [(&'static str, Format); 5] = [
         ("official", Format::Official),
         ("lines", Format::Lines),
         ("json", Format::Json),
         ("csv", Format::Csv),
+        ("partial", Format::Partial),
     ];
 }
 
@@ -180,7 +188,7 @@ fn render_part(
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(64 + stations.len() * 48);
     if first == 0 {
-        out.extend_from_slice(head(format));
+        head(&mut out, format, total);
     }
     render_stations(&mut out, format, stations, first, total);
     if first + stations.len() == total {
@@ -189,13 +197,16 @@ fn render_part(
     out
 }
 
-/// What comes before the first station.
-fn head(format: Format) -> &'static [u8] {
+/// Writes what comes before the first of `total` stations.
+fn head(out: &mut Vec<u8>, format: Format, total: usize) {
     match format {
-        Format::Official => b"{",
-        Format::Lines => b"{\n",
-        Format::Json => b"[",
-        Format::Csv => b"station,min,mean,max,count\n",
+        Format::Official => out.extend_from_slice(b"{"),
+        Format::Lines => out.extend_from_slice(b"{\n"),
+        Format::Json => out.extend_from_slice(b"["),
+        Format::Csv => out.extend_from_slice(b"station,min,mean,max,count\n"),
+        Format::Partial => {
+            let _ = writeln!(out, "{FORMAT} {VERSION} stations={total}\n{COLUMNS}");
+        }
     }
 }
 
@@ -205,7 +216,7 @@ fn tail(format: Format, total: usize) -> &'static [u8] {
         Format::Official | Format::Lines => b"}\n",
         Format::Json if total == 0 => b"]\n",
         Format::Json => b"\n]\n",
-        Format::Csv => b"",
+        Format::Csv | Format::Partial => b"",
     }
 }
 
@@ -254,6 +265,10 @@ fn render_stations(
                 out.push(b',');
                 min_mean_max(out, s, b',');
                 out.extend_from_slice(format!(",{}\n", s.count).as_bytes());
+            }
+            Format::Partial => {
+                csv_field(out, name);
+                let _ = writeln!(out, ",{},{},{},{}", s.count, s.sum, s.min, s.max);
             }
         }
     }
@@ -381,6 +396,19 @@ mod tests {
         assert_eq!(
             text(Format::Csv),
             "station,min,mean,max,count\n\"a,\"\"q\"\"\",-0.5,-0.2,0.0,2\nb,12.3,12.3,12.3,1\n"
+        );
+    }
+
+    #[test]
+    fn partial() {
+        assert_eq!(
+            text(Format::Partial),
+            "brc-partial v1 stations=2\nstation,count,sum,min,max\n\"a,\"\"q\"\"\",2,-5,-5,0\n\
+             b,1,123,123,123\n"
+        );
+        assert_eq!(
+            render(&Summary::default(), Format::Partial),
+            b"brc-partial v1 stations=0\nstation,count,sum,min,max\n"
         );
     }
 

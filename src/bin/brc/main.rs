@@ -116,11 +116,12 @@ struct FormatArg(Format);
 
 impl ValueEnum for FormatArg {
     fn value_variants<'a>() -> &'a [Self] {
-        const ALL: [FormatArg; 4] = [
+        const ALL: [FormatArg; 5] = [
             FormatArg(Format::ALL[0].1),
             FormatArg(Format::ALL[1].1),
             FormatArg(Format::ALL[2].1),
             FormatArg(Format::ALL[3].1),
+            FormatArg(Format::ALL[4].1),
         ];
         &ALL
     }
@@ -132,6 +133,7 @@ impl ValueEnum for FormatArg {
             Format::Lines => "one `name=min/mean/max` per line inside { }",
             Format::Json => "array of {station, min, mean, max, count}",
             Format::Csv => "header station,min,mean,max,count; RFC 4180 quoting",
+            Format::Partial => "exact state for `brc merge` (docs/PARTIAL-FORMAT.md)",
         };
         Some(PossibleValue::new(*name).help(help))
     }

@@ -1,0 +1,457 @@
+//! Partial results: the exact, mergeable state of an aggregation.
+//!
+//! A [`Partial`] holds, per station, its count, its sum in integer tenths,
+//! its minimum and its maximum: everything a final [`Summary`] is made of,
+//! before the mean is rounded. Partials of any pieces of the input merge
+//! into the partial of the whole, exactly, whatever the order or grouping,
+//! so separate runs (processes, machines) can each aggregate a piece and a
+//! last step merges them.
+//!
+//! Partials travel as text in the `brc-partial v1` format, specified in
+//! docs/PARTIAL-FORMAT.md: a first line naming the format, its version and
+//! the number of stations, then CSV (`station,count,sum,min,max`). The
+//! writer is [`Format::Partial`](crate::output::Format::Partial); the reader
+//! ([`Partial::parse`], [`Merger::read`]) is strict, so that a truncated or
+//! corrupted partial is an error with its line ([`LineError`]), never a
+//! wrong answer.
+//!
+//! [`Merger`] does the merging: it folds any number of partials, in memory
+//! or read from the format, into one, and reports a total that does not
+//! fit in 64 bits as an [`OverflowError`].
+
+mod read;
+
+use std::cmp::Ordering;
+use std::io::{self, Read, Write};
+
+use compact_str::CompactString;
+
+use crate::error::Shown;
+use crate::output::{self, Format};
+use crate::{Stats, Summary};
+
+pub use read::LineError;
+
+/// The format's name: the first word of a partial's first line.
+pub const FORMAT: &str = "brc-partial";
+
+/// The format's version: the second word of a partial's first line.
+pub const VERSION: &str = "v1";
+
+/// The second line of a partial: the CSV header.
+pub const COLUMNS: &str = "station,count,sum,min,max";
+
+/// The exact per-station state of an aggregation, sorted by the bytes of
+/// the station names; see the [module documentation](self).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Partial {
+    summary: Summary,
+}
+
+impl From<Summary> for Partial {
+    /// The partial of an aggregation's result. `summary` must be as the
+    /// engines give it: sorted by name bytes, each name once, each count at
+    /// least 1 and every value in -999..=999 tenths.
+    fn from(summary: Summary) -> Partial {
+        debug_assert!(summary.stations.is_sorted_by(|a, b| a.0 < b.0));
+        Partial { summary }
+    }
+}
+
+impl Partial {
+    /// The stations with their stats, sorted by name bytes.
+    pub fn stations(&self) -> &[(CompactString, Stats)] {
+        &self.summary.stations
+    }
+
+    /// The final result: the same summary a single run over all the input
+    /// gives.
+    pub fn finish(self) -> Summary {
+        self.summary
+    }
+
+    /// Merges two partials into the partial of both inputs.
+    pub fn merge(self, other: Partial) -> Result<Partial, OverflowError> {
+        Partial::merge_all([self, other])
+    }
+
+    /// Merges any number of partials (none gives the empty partial). The
+    /// result, or the error, depends only on the partials, not on their
+    /// order: totals are checked once, at the end.
+    pub fn merge_all(
+        partials: impl IntoIterator<Item = Partial>,
+    ) -> Result<Partial, OverflowError> {
+        let mut merger = Merger::new();
+        partials.into_iter().for_each(|p| merger.add(p));
+        merger.finish()
+    }
+
+    /// The partial in the `brc-partial v1` format.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        output::render(&self.summary, Format::Partial)
+    }
+
+    /// Writes the partial in the `brc-partial v1` format.
+    pub fn write_to(&self, w: impl Write) -> io::Result<()> {
+        output::write(&self.summary, Format::Partial, w)
+    }
+
+    /// Parses the `brc-partial v1` format: one partial, or several one
+    /// after the other, merged.
+    pub fn parse(bytes: &[u8]) -> Result<Partial, PartialError> {
+        Partial::read_from(bytes)
+    }
+
+    /// Reads the `brc-partial v1` format from `reader` to its end: one
+    /// partial, or several one after the other, merged.
+    pub fn read_from(reader: impl Read) -> Result<Partial, PartialError> {
+        let mut merger = Merger::new();
+        merger.read(reader)?;
+        Ok(merger.finish()?)
+    }
+}
+
+/// Why a partial-format input was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum PartialError {
+    /// A malformed line.
+    #[error("line {line}: {kind}")]
+    Line {
+        /// 1-based line number, counted from the start of the input.
+        line: u64,
+        /// What is wrong with the line.
+        kind: LineError,
+    },
+    /// The partials one input holds merge into totals beyond 64 bits.
+    #[error(transparent)]
+    Overflow(#[from] OverflowError),
+    /// Reading the input failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// A merged station whose count or sum does not fit the format's integers
+/// (`u64` and `i64`): an error, never a wrapped-around answer.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OverflowError {
+    /// The total count is beyond `u64`.
+    #[error(
+        "station {}: expected a total count of at most {}, found {total}",
+        Shown(.station.as_bytes()),
+        u64::MAX
+    )]
+    Count {
+        /// The station.
+        station: CompactString,
+        /// Its total count.
+        total: u128,
+    },
+    /// The total sum is beyond `i64`.
+    #[error(
+        "station {}: expected a total sum in {}..={} tenths, found {total}",
+        Shown(.station.as_bytes()),
+        i64::MIN,
+        i64::MAX
+    )]
+    Sum {
+        /// The station.
+        station: CompactString,
+        /// Its total sum, in tenths.
+        total: i128,
+    },
+}
+
+/// One station's merged stats, with totals wide enough that no number of
+/// partials a machine can read overflows them (each adds at most 2^64 to
+/// the count and 2^63 to the sum): whether the final totals fit in 64 bits
+/// is checked once, so it does not depend on the merge order.
+#[derive(Clone, Copy, Debug)]
+struct Total {
+    min: i16,
+    max: i16,
+    sum: i128,
+    count: u128,
+}
+
+impl From<Stats> for Total {
+    fn from(s: Stats) -> Total {
+        Total {
+            min: s.min,
+            max: s.max,
+            sum: i128::from(s.sum),
+            count: u128::from(s.count),
+        }
+    }
+}
+
+/// A sorted run of distinct stations with their totals.
+type Run = Vec<(CompactString, Total)>;
+
+/// Merges partials, in memory ([`add`](Merger::add)) or read from the
+/// format ([`read`](Merger::read)), into one ([`finish`](Merger::finish)).
+///
+/// It keeps a stack of sorted runs, merging the last two while the older
+/// one is at most twice as long as the newer, as merge sort does: merging
+/// k partials of n stations costs O(n log k), not O(n k), and memory stays
+/// within a few times the merged result.
+#[derive(Debug, Default)]
+pub struct Merger {
+    runs: Vec<Run>,
+}
+
+impl Merger {
+    /// A merger holding nothing yet.
+    pub fn new() -> Merger {
+        Merger::default()
+    }
+
+    /// Merges in a partial.
+    pub fn add(&mut self, partial: Partial) {
+        let stations = partial.summary.stations.into_iter();
+        self.push(stations.map(|(name, s)| (name, Total::from(s))).collect());
+    }
+
+    /// Reads the format from `reader` to its end and merges in every
+    /// partial it holds. On error, what was merged in before stays merged.
+    pub fn read(&mut self, reader: impl Read) -> Result<(), PartialError> {
+        read::read(reader, |stations| {
+            self.push(stations.into_iter().map(|(n, s)| (n, s.into())).collect())
+        })
+    }
+
+    /// The merged partial, or the first station (by name) whose total
+    /// count or sum does not fit in 64 bits.
+    pub fn finish(mut self) -> Result<Partial, OverflowError> {
+        let mut merged = self.runs.pop().unwrap_or_default();
+        while let Some(run) = self.runs.pop() {
+            merged = merge_runs(run, merged);
+        }
+        let stations = (merged.into_iter())
+            .map(|(station, t)| {
+                let Ok(count) = u64::try_from(t.count) else {
+                    let total = t.count;
+                    return Err(OverflowError::Count { station, total });
+                };
+                let Ok(sum) = i64::try_from(t.sum) else {
+                    let total = t.sum;
+                    return Err(OverflowError::Sum { station, total });
+                };
+                let (min, max) = (t.min, t.max);
+                Ok((
+                    station,
+                    Stats {
+                        min,
+                        max,
+                        sum,
+                        count,
+                    },
+                ))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Partial::from(Summary { stations }))
+    }
+
+    fn push(&mut self, run: Run) {
+        self.runs.push(run);
+        while let [.., older, newer] = &self.runs[..] {
+            if older.len() > 2 * newer.len() {
+                break;
+            }
+            let newer = self.runs.pop().unwrap_or_default();
+            let older = self.runs.pop().unwrap_or_default();
+            self.runs.push(merge_runs(older, newer));
+        }
+    }
+}
+
+/// Merges two sorted runs of distinct names into one, adding up the
+/// stations both hold.
+fn merge_runs(a: Run, b: Run) -> Run {
+    let mut out = Vec::with_capacity(a.len().max(b.len()));
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => match x.0.cmp(&y.0) {
+                Ordering::Less => a.next(),
+                Ordering::Greater => b.next(),
+                Ordering::Equal => {
+                    let (Some((name, mut t)), Some((_, u))) = (a.next(), b.next()) else {
+                        unreachable!("both runs were peeked at")
+                    };
+                    t.min = t.min.min(u.min);
+                    t.max = t.max.max(u.max);
+                    t.sum += u.sum;
+                    t.count += u.count;
+                    Some((name, t))
+                }
+            },
+            (Some(_), None) => a.next(),
+            (None, _) => b.next(),
+        };
+        match next {
+            Some(station) => out.push(station),
+            None => return out,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(min: i16, max: i16, sum: i64, count: u64) -> Stats {
+        Stats {
+            min,
+            max,
+            sum,
+            count,
+        }
+    }
+
+    fn partial(stations: &[(&str, Stats)]) -> Partial {
+        let stations = stations.iter().map(|&(n, s)| (n.into(), s)).collect();
+        Partial::from(Summary { stations })
+    }
+
+    #[test]
+    fn merging_adds_up_common_stations_and_keeps_the_others_in_order() {
+        let a = partial(&[("b", stats(-5, 10, 5, 2)), ("d", stats(1, 1, 1, 1))]);
+        let b = partial(&[
+            ("a", stats(0, 0, 0, 1)),
+            ("b", stats(-7, 3, -4, 2)),
+            ("c", stats(2, 2, 2, 1)),
+        ]);
+        let expected = partial(&[
+            ("a", stats(0, 0, 0, 1)),
+            ("b", stats(-7, 10, 1, 4)),
+            ("c", stats(2, 2, 2, 1)),
+            ("d", stats(1, 1, 1, 1)),
+        ]);
+        assert_eq!(a.clone().merge(b.clone()).unwrap(), expected);
+        assert_eq!(b.clone().merge(a.clone()).unwrap(), expected);
+        assert_eq!(Partial::merge_all([a.clone()]).unwrap(), a);
+        assert_eq!(Partial::merge_all([]).unwrap(), Partial::default());
+        assert_eq!(expected.clone().finish().stations, expected.stations());
+    }
+
+    #[test]
+    fn many_partials_merge_through_the_run_stack() {
+        // Disjoint, overlapping and growing runs, in two orders.
+        let parts: Vec<Partial> = (0..200u64)
+            .map(|k| {
+                let names: Vec<String> = (k..k + 1 + k % 7).map(|i| format!("s{i:04}")).collect();
+                let mut names: Vec<&str> = names.iter().map(String::as_str).collect();
+                names.sort();
+                let stations: Vec<_> = names.iter().map(|&n| (n, Stats::new(k as i16))).collect();
+                partial(&stations)
+            })
+            .collect();
+        let merged = Partial::merge_all(parts.clone()).unwrap();
+        let reversed = Partial::merge_all(parts.iter().rev().cloned()).unwrap();
+        assert_eq!(merged, reversed);
+        // Against a plain fold.
+        let mut folded = std::collections::BTreeMap::<&str, Stats>::new();
+        for p in &parts {
+            for (name, s) in p.stations() {
+                folded.entry(name).and_modify(|t| t.merge(s)).or_insert(*s);
+            }
+        }
+        let folded: Vec<_> = folded.into_iter().collect();
+        let merged: Vec<_> = merged
+            .stations()
+            .iter()
+            .map(|(n, s)| (n.as_str(), *s))
+            .collect();
+        assert_eq!(merged, folded);
+    }
+
+    #[test]
+    fn totals_beyond_64_bits_are_errors_whatever_the_order() {
+        // The largest count of 99.9s whose sum fits in an i64.
+        let n = (i64::MAX / 999) as u64;
+        let big = partial(&[("a", stats(999, 999, 999 * n as i64, n))]);
+        let up = partial(&[("a", Stats::new(999))]);
+        let down = partial(&[("a", Stats::new(-999))]);
+        let sum = i128::from(999 * n as i64) + 999;
+        let overflow = OverflowError::Sum {
+            station: "a".into(),
+            total: sum,
+        };
+        assert_eq!(big.clone().merge(up.clone()), Err(overflow));
+        // Up and down together fit, in any order: totals are checked at
+        // the end only.
+        let orders = [
+            [big.clone(), up.clone(), down.clone()],
+            [up.clone(), big.clone(), down.clone()],
+            [up.clone(), down.clone(), big.clone()],
+        ];
+        for order in orders {
+            let merged = Partial::merge_all(order).unwrap();
+            let expected = stats(-999, 999, 999 * n as i64, n + 2);
+            assert_eq!(merged.stations(), [("a".into(), expected)]);
+        }
+        let full = partial(&[("b", stats(0, 0, 0, u64::MAX))]);
+        let one = partial(&[("b", stats(0, 0, 0, 1))]);
+        let total = u128::from(u64::MAX) + 1;
+        let station = "b".into();
+        let overflow = OverflowError::Count { station, total };
+        assert_eq!(one.merge(full), Err(overflow.clone()));
+        assert_eq!(
+            overflow.to_string(),
+            "station `b`: expected a total count of at most 18446744073709551615, \
+             found 18446744073709551616"
+        );
+    }
+
+    #[test]
+    fn the_format_reads_back_what_it_writes() {
+        let p = partial(&[
+            (" lead and trail ", stats(-999, 999, 0, 2)),
+            ("\"quoted\"", stats(5, 5, 5, 1)),
+            ("Zürich", stats(-999, -999, -999 * 1_000_000, 1_000_000)),
+            ("a,b", stats(-3, 7, 4, 2)),
+            ("tab\there\r", stats(0, 0, 0, 3)),
+            ("中文😀", stats(1, 9, 10, 2)),
+        ]);
+        let bytes = p.to_bytes();
+        let mut written = Vec::new();
+        p.write_to(&mut written).unwrap();
+        assert_eq!(written, bytes);
+        assert_eq!(
+            String::from_utf8(bytes.clone()).unwrap(),
+            "brc-partial v1 stations=6\nstation,count,sum,min,max\n \
+             lead and trail ,2,0,-999,999\n\"\"\"quoted\"\"\",1,5,5,5\n\
+             Zürich,1000000,-999000000,-999,-999\n\"a,b\",2,4,-3,7\n\
+             \"tab\there\r\",3,0,0,0\n中文😀,2,10,1,9\n"
+        );
+        assert_eq!(Partial::parse(&bytes).unwrap(), p);
+        assert_eq!(Partial::read_from(&bytes[..]).unwrap(), p);
+        let empty = Partial::default().to_bytes();
+        assert_eq!(
+            empty,
+            b"brc-partial v1 stations=0\nstation,count,sum,min,max\n"
+        );
+        assert_eq!(Partial::parse(&empty).unwrap(), Partial::default());
+    }
+
+    #[test]
+    fn a_reader_error_names_its_line_and_keeps_what_was_merged() {
+        let good = partial(&[("a", Stats::new(5))]);
+        let mut merger = Merger::new();
+        merger.read(&good.to_bytes()[..]).unwrap();
+        let mut bad = good.to_bytes();
+        bad.pop();
+        let e = merger.read(&bad[..]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                PartialError::Line {
+                    line: 3,
+                    kind: LineError::MissingNewline
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(merger.finish().unwrap(), good);
+    }
+}

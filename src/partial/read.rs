@@ -1,0 +1,832 @@
+//! The reader of the `brc-partial v1` format (docs/PARTIAL-FORMAT.md).
+//!
+//! It takes nothing on trust: every line is checked against the
+//! specification, and every row against what a real input can give (a
+//! count of at least 1, values in -999..=999, a sum that count, min and max
+//! allow, names sorted and distinct), so that a truncated, corrupted or
+//! hand-edited partial is refused with its line instead of merged into a
+//! wrong answer.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{BufRead, BufReader, Read};
+use std::ops::RangeInclusive;
+
+use compact_str::CompactString;
+
+use super::{PartialError, COLUMNS, FORMAT, VERSION};
+use crate::error::{quoted, Shown};
+use crate::parse::MAX_NAME_LEN;
+use crate::Stats;
+
+/// The longest line the reader takes, without its line break. A valid line
+/// is under 300 bytes (a name of 100 `"`, doubled and quoted, and four
+/// numbers of at most 20 digits), so a longer one is malformed; the reader
+/// never holds more of it than this.
+pub const MAX_LINE_LEN: usize = 1024;
+
+/// What is wrong with a line of a partial.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    /// The input's first line, or the line after a partial's rows, is not
+    /// a `brc-partial` first line.
+    #[error("expected a first line `{FORMAT} {VERSION} stations=<N>`, found {}", Found(.found))]
+    FirstLine {
+        /// The line (`None`: the input ended).
+        found: Option<Vec<u8>>,
+    },
+    /// A line after all the rows the first line announced that does not
+    /// start another partial.
+    #[error(
+        "expected the end of the input or another partial's first line after {stations} \
+         station rows, found {}",
+        Shown(.found)
+    )]
+    AfterRows {
+        /// How many rows the partial announced.
+        stations: u64,
+        /// The line.
+        found: Vec<u8>,
+    },
+    /// A `brc-partial` first line of another version.
+    #[error("expected format version `{VERSION}`, found {}", Shown(.found))]
+    Version {
+        /// The version field.
+        found: Vec<u8>,
+    },
+    /// A first line without a valid station count.
+    #[error("expected ` stations=<N>` after the version, found {}", Shown(.found))]
+    StationCount {
+        /// What follows the version.
+        found: Vec<u8>,
+    },
+    /// The second line is not the CSV header.
+    #[error("expected the column names `{COLUMNS}`, found {}", Found(.found))]
+    Columns {
+        /// The line (`None`: the input ended).
+        found: Option<Vec<u8>>,
+    },
+    /// The input ended before all the rows the first line announced.
+    #[error(
+        "expected {missing} more station rows of the {stations} the first line announces, \
+         found the end of the input"
+    )]
+    MissingRows {
+        /// Rows still missing.
+        missing: u64,
+        /// Rows announced.
+        stations: u64,
+    },
+    /// The last line has no line break: the input was cut.
+    #[error("expected a line break at the end of the line, found the end of the input")]
+    MissingNewline,
+    /// A line longer than [`MAX_LINE_LEN`].
+    #[error("expected a line of at most {MAX_LINE_LEN} bytes, found a longer one")]
+    TooLong,
+    /// A row without exactly five fields.
+    #[error("expected 5 fields `{COLUMNS}`, found {found}")]
+    Fields {
+        /// How many fields the row has (0 for an empty line).
+        found: usize,
+    },
+    /// A quoted field without its closing quote.
+    #[error("expected a `\"` closing the quoted field, found the end of the line")]
+    Unclosed,
+    /// Something other than `,` after a quoted field's closing quote.
+    #[error("expected `,` or the end of the line after a closing `\"`, found {}", Shown(.found))]
+    AfterQuote {
+        /// What follows the closing quote.
+        found: Vec<u8>,
+    },
+    /// A `"` in a field that is not quoted.
+    #[error("expected `\"` only in a quoted field, found {}", Shown(.found))]
+    StrayQuote {
+        /// The field.
+        found: Vec<u8>,
+    },
+    /// A number field that is not an integer in canonical form.
+    #[error("expected {field} as an integer (an optional `-`, digits, no leading zero), found {}", Shown(.found))]
+    NotInteger {
+        /// The column.
+        field: &'static str,
+        /// The field.
+        found: Vec<u8>,
+    },
+    /// An integer outside its column's range.
+    #[error("expected {field} in {min}..={max}, found {}", Shown(.found))]
+    Range {
+        /// The column.
+        field: &'static str,
+        /// The smallest valid value.
+        min: i128,
+        /// The largest valid value.
+        max: i128,
+        /// The field.
+        found: Vec<u8>,
+    },
+    /// A minimum above the maximum.
+    #[error("expected min <= max, found min {min} and max {max}")]
+    MinAboveMax {
+        /// The minimum.
+        min: i16,
+        /// The maximum.
+        max: i16,
+    },
+    /// One value, but a minimum and a maximum that differ.
+    #[error("expected min = max for a count of 1, found min {min} and max {max}")]
+    SingleValue {
+        /// The minimum.
+        min: i16,
+        /// The maximum.
+        max: i16,
+    },
+    /// A sum that no `count` values between `min` and `max` (both present)
+    /// add up to.
+    #[error(
+        "expected a sum in {lo}..={hi} for count {count}, min {min} and max {max}, found {sum}"
+    )]
+    Sum {
+        /// The smallest possible sum.
+        lo: i128,
+        /// The largest possible sum.
+        hi: i128,
+        /// The count.
+        count: u64,
+        /// The minimum.
+        min: i16,
+        /// The maximum.
+        max: i16,
+        /// The sum found.
+        sum: i64,
+    },
+    /// An empty station name.
+    #[error("expected a station name of 1 to {MAX_NAME_LEN} bytes, found an empty one")]
+    EmptyName,
+    /// A station name longer than [`MAX_NAME_LEN`].
+    #[error("expected a station name of 1 to {MAX_NAME_LEN} bytes, found one of {len} bytes")]
+    NameTooLong {
+        /// The name's length in bytes.
+        len: usize,
+    },
+    /// A station name holding `;`, which no measurements file can hold.
+    #[error("expected a station name without `;`, found {}", Shown(.name))]
+    Semicolon {
+        /// The name.
+        name: Vec<u8>,
+    },
+    /// A station name that is not valid UTF-8.
+    #[error("expected a UTF-8 station name, found invalid UTF-8 in {}", Shown(.name))]
+    InvalidUtf8 {
+        /// The name.
+        name: Vec<u8>,
+    },
+    /// A station whose name sorts before the previous row's.
+    #[error("expected stations sorted by name bytes, found {} after {}", Shown(.name), Shown(.previous))]
+    Unsorted {
+        /// The name.
+        name: Vec<u8>,
+        /// The previous row's name.
+        previous: Vec<u8>,
+    },
+    /// A station twice in one partial.
+    #[error("expected each station once in a partial, found {} again", Shown(.name))]
+    Duplicate {
+        /// The name.
+        name: Vec<u8>,
+    },
+}
+
+/// Shows a line, or says the input ended there.
+struct Found<'a>(&'a Option<Vec<u8>>);
+
+impl fmt::Display for Found<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            None => f.write_str("the end of the input"),
+            Some(line) if line.is_empty() => f.write_str("an empty line"),
+            Some(line) => Shown(line).fmt(f),
+        }
+    }
+}
+
+/// Reads partials from `reader` to its end, handing each one's rows to
+/// `each`, in order.
+pub(super) fn read(
+    reader: impl Read,
+    mut each: impl FnMut(Vec<(CompactString, Stats)>),
+) -> Result<(), PartialError> {
+    let mut lines = Lines {
+        reader: BufReader::with_capacity(64 << 10, reader),
+        line: Vec::new(),
+        number: 0,
+    };
+    // The number of rows of the partial just read, if any.
+    let mut after = None;
+    loop {
+        let (n, line) = lines.next()?;
+        let stations = match (line, after) {
+            (None, Some(_)) => return Ok(()),
+            (line, after) => first_line(line, after).map_err(at(n))?,
+        };
+        let (n, line) = lines.next()?;
+        if line != Some(COLUMNS.as_bytes()) {
+            let found = line.map(quoted);
+            return Err(at(n)(LineError::Columns { found }));
+        }
+        let mut rows: Vec<(CompactString, Stats)> = Vec::new();
+        for done in 0..stations {
+            let (n, line) = lines.next()?;
+            let Some(line) = line else {
+                let missing = stations - done;
+                return Err(at(n)(LineError::MissingRows { missing, stations }));
+            };
+            let (name, stats) = row(line).map_err(at(n))?;
+            if let Some((previous, _)) = rows.last() {
+                let (previous, name) = (previous.as_bytes(), name.as_bytes());
+                if previous >= name {
+                    return Err(at(n)(if previous == name {
+                        LineError::Duplicate { name: quoted(name) }
+                    } else {
+                        let (name, previous) = (quoted(name), quoted(previous));
+                        LineError::Unsorted { name, previous }
+                    }));
+                }
+            }
+            rows.push((name, stats));
+        }
+        each(rows);
+        after = Some(stations);
+    }
+}
+
+/// Makes a line's [`LineError`] a [`PartialError`] at line `n`.
+fn at(n: u64) -> impl Fn(LineError) -> PartialError {
+    move |kind| PartialError::Line { line: n, kind }
+}
+
+/// An input's lines, read one at a time and at most [`MAX_LINE_LEN`]
+/// bytes of each.
+struct Lines<R> {
+    reader: R,
+    line: Vec<u8>,
+    number: u64,
+}
+
+impl<R: BufRead> Lines<R> {
+    /// The next line's number and the line without its line break (`\n`
+    /// or `\r\n`), or `None` at the end of the input.
+    fn next(&mut self) -> Result<(u64, Option<&[u8]>), PartialError> {
+        self.number += 1;
+        self.line.clear();
+        // The longest line, `\r` and `\n`.
+        let limit = MAX_LINE_LEN as u64 + 2;
+        let read = (&mut self.reader)
+            .take(limit)
+            .read_until(b'\n', &mut self.line)?;
+        if read == 0 {
+            return Ok((self.number, None));
+        }
+        if self.line.pop() != Some(b'\n') {
+            let kind = match read as u64 {
+                n if n == limit => LineError::TooLong,
+                _ => LineError::MissingNewline,
+            };
+            return Err(at(self.number)(kind));
+        }
+        if self.line.last() == Some(&b'\r') {
+            self.line.pop();
+        }
+        if self.line.len() > MAX_LINE_LEN {
+            return Err(at(self.number)(LineError::TooLong));
+        }
+        Ok((self.number, Some(&self.line)))
+    }
+}
+
+/// The station count of a first line; `after` is the row count of the
+/// partial before it, if any.
+fn first_line(line: Option<&[u8]>, after: Option<u64>) -> Result<u64, LineError> {
+    let words = line.and_then(|line| line.strip_prefix(FORMAT.as_bytes())?.strip_prefix(b" "));
+    let Some(words) = words else {
+        return Err(match (line, after) {
+            (Some(line), Some(stations)) => LineError::AfterRows {
+                stations,
+                found: quoted(line),
+            },
+            (line, _) => LineError::FirstLine {
+                found: line.map(quoted),
+            },
+        });
+    };
+    let (version, rest) = words.split_at(memchr::memchr(b' ', words).unwrap_or(words.len()));
+    if version != VERSION.as_bytes() {
+        return Err(LineError::Version {
+            found: quoted(version),
+        });
+    }
+    let count = rest.strip_prefix(b" stations=");
+    let count = count.and_then(|count| integer(count, "stations", 0..=u64::MAX.into()).ok());
+    count
+        .map(|count| count as u64)
+        .ok_or_else(|| LineError::StationCount {
+            found: quoted(rest),
+        })
+}
+
+/// A row's station and stats, checked.
+fn row(line: &[u8]) -> Result<(CompactString, Stats), LineError> {
+    let fields = fields(line)?;
+    let [name, count, sum, min, max] = &fields[..] else {
+        let found = if line.is_empty() { 0 } else { fields.len() };
+        return Err(LineError::Fields { found });
+    };
+    let name = station(name)?;
+    let count = integer(count, "count", 1..=u64::MAX.into())?;
+    let sum = integer(sum, "sum", i64::MIN.into()..=i64::MAX.into())?;
+    let min = integer(min, "min", -999..=999)?;
+    let max = integer(max, "max", -999..=999)?;
+    let stats = Stats {
+        min: min as i16,
+        max: max as i16,
+        sum: sum as i64,
+        count: count as u64,
+    };
+    if min > max {
+        return Err(LineError::MinAboveMax {
+            min: stats.min,
+            max: stats.max,
+        });
+    }
+    if count == 1 && min != max {
+        return Err(LineError::SingleValue {
+            min: stats.min,
+            max: stats.max,
+        });
+    }
+    // One value is min, one is max (the same one if count is 1), and the
+    // others anything in between.
+    let (lo, hi) = (max + (count - 1) * min, min + (count - 1) * max);
+    if !(lo..=hi).contains(&sum) {
+        let Stats {
+            min,
+            max,
+            sum,
+            count,
+        } = stats;
+        return Err(LineError::Sum {
+            lo,
+            hi,
+            count,
+            min,
+            max,
+            sum,
+        });
+    }
+    Ok((name, stats))
+}
+
+/// A row's fields, unquoted as RFC 4180 says.
+fn fields(line: &[u8]) -> Result<Vec<Cow<'_, [u8]>>, LineError> {
+    let mut fields = Vec::with_capacity(5);
+    let mut rest = line;
+    loop {
+        let (field, after) = match rest.strip_prefix(b"\"") {
+            Some(inside) => {
+                let mut field = Vec::new();
+                let mut i = 0;
+                loop {
+                    let Some(q) = memchr::memchr(b'"', &inside[i..]) else {
+                        return Err(LineError::Unclosed);
+                    };
+                    field.extend_from_slice(&inside[i..i + q]);
+                    i += q + 1;
+                    if inside.get(i) != Some(&b'"') {
+                        break;
+                    }
+                    field.push(b'"');
+                    i += 1;
+                }
+                let after = &inside[i..];
+                if after.first().is_some_and(|&b| b != b',') {
+                    return Err(LineError::AfterQuote {
+                        found: quoted(after),
+                    });
+                }
+                (Cow::Owned(field), after)
+            }
+            None => {
+                let end = memchr::memchr(b',', rest).unwrap_or(rest.len());
+                let field = &rest[..end];
+                if field.contains(&b'"') {
+                    return Err(LineError::StrayQuote {
+                        found: quoted(field),
+                    });
+                }
+                (Cow::Borrowed(field), &rest[end..])
+            }
+        };
+        fields.push(field);
+        match after.split_first() {
+            Some((_comma, next)) => rest = next,
+            None => return Ok(fields),
+        }
+    }
+}
+
+/// A station name: 1 to [`MAX_NAME_LEN`] bytes of UTF-8 without `;`, as
+/// in a measurements file (a `\n` cannot get past [`Lines`]).
+fn station(name: &[u8]) -> Result<CompactString, LineError> {
+    if name.is_empty() {
+        return Err(LineError::EmptyName);
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Err(LineError::NameTooLong { len: name.len() });
+    }
+    if name.contains(&b';') {
+        return Err(LineError::Semicolon { name: quoted(name) });
+    }
+    CompactString::from_utf8(name).map_err(|_| LineError::InvalidUtf8 {
+        name: name.to_vec(),
+    })
+}
+
+/// An integer field in canonical form (`0`, or an optional `-` and digits
+/// without a leading zero) within `range`.
+fn integer(
+    field: &[u8],
+    name: &'static str,
+    range: RangeInclusive<i128>,
+) -> Result<i128, LineError> {
+    let digits = field.strip_prefix(b"-").unwrap_or(field);
+    let canonical = match digits {
+        [b'0'] => digits.len() == field.len(),
+        [b'1'..=b'9', rest @ ..] => rest.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    if !canonical {
+        return Err(LineError::NotInteger {
+            field: name,
+            found: quoted(field),
+        });
+    }
+    // ASCII digits, at most MAX_LINE_LEN of them: parsing fails only if
+    // the value is beyond i128, and then it is beyond every range too.
+    let value = std::str::from_utf8(field).ok().and_then(|s| s.parse().ok());
+    value
+        .filter(|v| range.contains(v))
+        .ok_or_else(|| LineError::Range {
+            field: name,
+            min: *range.start(),
+            max: *range.end(),
+            found: quoted(field),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Partial;
+
+    /// A partial whose first line announces as many stations as `rows`
+    /// has lines.
+    fn partial(rows: &str) -> String {
+        let stations = rows.lines().count();
+        format!("{FORMAT} {VERSION} stations={stations}\n{COLUMNS}\n{rows}")
+    }
+
+    /// The line and kind of the error `input` gets.
+    fn error(input: impl AsRef<[u8]>) -> (u64, LineError) {
+        match Partial::parse(input.as_ref()) {
+            Err(PartialError::Line { line, kind }) => (line, kind),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn found(s: &str) -> Option<Vec<u8>> {
+        Some(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn first_line_errors() {
+        use LineError::*;
+        assert_eq!(error(""), (1, FirstLine { found: None }));
+        assert_eq!(error("\n"), (1, FirstLine { found: found("") }));
+        let csv = "station,count,sum,min,max\na,1,5,5,5\n";
+        let first = "station,count,sum,min,max";
+        assert_eq!(
+            error(csv),
+            (
+                1,
+                FirstLine {
+                    found: found(first)
+                }
+            )
+        );
+        let v2 = partial("a,1,5,5,5\n").replace("v1", "v2");
+        assert_eq!(
+            error(v2),
+            (
+                1,
+                Version {
+                    found: b"v2".to_vec()
+                }
+            )
+        );
+        let v10 = "brc-partial v10 stations=0\nstation,count,sum,min,max\n";
+        assert_eq!(
+            error(v10),
+            (
+                1,
+                Version {
+                    found: b"v10".to_vec()
+                }
+            )
+        );
+        for (rest, line) in [
+            ("", "brc-partial v1"),
+            (" stations=", "brc-partial v1 stations="),
+            (" stations=01", "brc-partial v1 stations=01"),
+            (" stations=-1", "brc-partial v1 stations=-1"),
+            (" stations=2 rows=5", "brc-partial v1 stations=2 rows=5"),
+            (
+                " stations=18446744073709551616",
+                "brc-partial v1 stations=18446744073709551616",
+            ),
+        ] {
+            let found = rest.as_bytes().to_vec();
+            assert_eq!(error(format!("{line}\n")), (1, StationCount { found }));
+        }
+    }
+
+    #[test]
+    fn column_names_must_follow() {
+        use LineError::*;
+        let head = "brc-partial v1 stations=0\n";
+        assert_eq!(error(head), (2, Columns { found: None }));
+        let renamed = format!("{head}station,count,sum,lo,hi\n");
+        let found = found("station,count,sum,lo,hi");
+        assert_eq!(error(renamed), (2, Columns { found }));
+    }
+
+    #[test]
+    fn cuts_are_found() {
+        use LineError::*;
+        let whole = partial("a,1,5,5,5\nb,2,10,5,5\nc,1,-5,-5,-5\n");
+        // Cut at the end of a row: rows are missing.
+        let cut = &whole[..whole.find("c,").unwrap()];
+        let missing = MissingRows {
+            missing: 1,
+            stations: 3,
+        };
+        assert_eq!(error(cut), (5, missing));
+        // Cut inside a row, or before its line break: no line break.
+        for end in [whole.len() - 1, whole.len() - 4] {
+            assert_eq!(error(&whole[..end]), (5, MissingNewline));
+        }
+        assert_eq!(error(&whole[..10]), (1, MissingNewline));
+        // A cut partial followed by another: the other's first line is
+        // where a row should be.
+        let glued = format!("{cut}{whole}");
+        assert!(matches!(error(glued), (5, Fields { found: 1 })));
+        // More rows than announced.
+        let extra = whole.replace("stations=3", "stations=2");
+        let found = b"c,1,-5,-5,-5".to_vec();
+        assert_eq!(error(extra), (5, AfterRows { stations: 2, found }));
+    }
+
+    #[test]
+    fn lines_are_bounded() {
+        let long = format!("\"{}\",1,5,5,5\n", "x".repeat(MAX_LINE_LEN));
+        assert_eq!(error(partial(&long)), (3, LineError::TooLong));
+        // Without a line break anywhere.
+        let endless = vec![b'x'; 10 * MAX_LINE_LEN];
+        assert_eq!(error(endless), (1, LineError::TooLong));
+        // Up to the limit, a line is read (and judged on its content); one
+        // byte more, it is not.
+        let name = "x".repeat(MAX_LINE_LEN - 8);
+        let full = format!("{name},1,5,5,5");
+        assert_eq!(full.len(), MAX_LINE_LEN);
+        let len = name.len();
+        let kind = LineError::NameTooLong { len };
+        assert_eq!(error(partial(&format!("{full}\r\n"))), (3, kind));
+        let over = format!("x{full}\n");
+        assert_eq!(error(partial(&over)), (3, LineError::TooLong));
+    }
+
+    #[test]
+    fn fields_and_quotes() {
+        use LineError::*;
+        for (row, kind) in [
+            ("a,1,5,5\n", Fields { found: 4 }),
+            ("a,1,5,5,5,\n", Fields { found: 6 }),
+            ("\n", Fields { found: 0 }),
+            ("a;1.0\n", Fields { found: 1 }),
+            ("\"a,1,5,5,5\n", Unclosed),
+            ("\"a\"\"\",1,5,5,\"5\n", Unclosed),
+            (
+                "\"a\"b,1,5,5,5\n",
+                AfterQuote {
+                    found: b"b,1,5,5,5".to_vec(),
+                },
+            ),
+            (
+                "a\"b,1,5,5,5\n",
+                StrayQuote {
+                    found: b"a\"b".to_vec(),
+                },
+            ),
+        ] {
+            assert_eq!(error(partial(row)), (3, kind), "{row:?}");
+        }
+    }
+
+    #[test]
+    fn numbers() {
+        use LineError::*;
+        let not_integer = |field, found: &str| NotInteger {
+            field,
+            found: found.as_bytes().to_vec(),
+        };
+        let range = |field, min: i128, max: i128, found: &str| Range {
+            field,
+            min,
+            max,
+            found: found.as_bytes().to_vec(),
+        };
+        let (u64_max, i64_min, i64_max) = (u64::MAX.into(), i64::MIN.into(), i64::MAX.into());
+        for (row, kind) in [
+            ("a,1.5,5,5,5", not_integer("count", "1.5")),
+            ("a,01,5,5,5", not_integer("count", "01")),
+            ("a,+1,5,5,5", not_integer("count", "+1")),
+            ("a, 1,5,5,5", not_integer("count", " 1")),
+            ("a,1,,5,5", not_integer("sum", "")),
+            ("a,1,-0,0,0", not_integer("sum", "-0")),
+            ("a,1,5,5.0,5", not_integer("min", "5.0")),
+            ("a,1,5,5,5e0", not_integer("max", "5e0")),
+            ("a,0,5,5,5", range("count", 1, u64_max, "0")),
+            ("a,-1,5,5,5", range("count", 1, u64_max, "-1")),
+            (
+                "a,18446744073709551616,5,5,5",
+                range("count", 1, u64_max, "18446744073709551616"),
+            ),
+            (
+                "a,2,-9223372036854775809,5,5",
+                range("sum", i64_min, i64_max, "-9223372036854775809"),
+            ),
+            ("a,1,1000,1000,1000", range("min", -999, 999, "1000")),
+            ("a,1,-999,-999,-1000", range("max", -999, 999, "-1000")),
+            ("a,2,15,10,5", MinAboveMax { min: 10, max: 5 }),
+            ("a,1,5,0,5", SingleValue { min: 0, max: 5 }),
+            (
+                "a,2,100,-10,50",
+                Sum {
+                    lo: 40,
+                    hi: 40,
+                    count: 2,
+                    min: -10,
+                    max: 50,
+                    sum: 100,
+                },
+            ),
+            (
+                "a,3,0,0,10",
+                Sum {
+                    lo: 10,
+                    hi: 20,
+                    count: 3,
+                    min: 0,
+                    max: 10,
+                    sum: 0,
+                },
+            ),
+            (
+                "a,18446744073709551615,9223372036854775807,999,999",
+                Sum {
+                    lo: 999 * i128::from(u64::MAX),
+                    hi: 999 * i128::from(u64::MAX),
+                    count: u64::MAX,
+                    min: 999,
+                    max: 999,
+                    sum: i64::MAX,
+                },
+            ),
+        ] {
+            assert_eq!(error(partial(&format!("{row}\n"))), (3, kind), "{row:?}");
+        }
+    }
+
+    #[test]
+    fn names() {
+        use LineError::*;
+        let long = "é".repeat(50) + "x";
+        for (row, kind) in [
+            (",1,5,5,5".to_string(), EmptyName),
+            ("\"\",1,5,5,5".to_string(), EmptyName),
+            (format!("{long},1,5,5,5"), NameTooLong { len: 101 }),
+            (
+                "a;b,1,5,5,5".to_string(),
+                Semicolon {
+                    name: b"a;b".to_vec(),
+                },
+            ),
+        ] {
+            assert_eq!(error(partial(&format!("{row}\n"))), (3, kind), "{row:?}");
+        }
+        let mut bad = partial("a,1,5,5,5\n").into_bytes();
+        let at = bad.len() - 10;
+        bad.insert(at, 0xff);
+        let name = b"\xffa".to_vec();
+        assert_eq!(error(bad), (3, InvalidUtf8 { name }));
+    }
+
+    #[test]
+    fn stations_are_sorted_and_distinct() {
+        use LineError::*;
+        let (name, previous) = (b"B".to_vec(), b"b".to_vec());
+        let unsorted = partial("a,1,5,5,5\nb,1,5,5,5\nB,1,5,5,5\n");
+        assert_eq!(error(unsorted), (5, Unsorted { name, previous }));
+        let twice = partial("a,1,5,5,5\nb,1,5,5,5\n\"b\",1,6,6,6\n");
+        assert_eq!(
+            error(twice),
+            (
+                5,
+                Duplicate {
+                    name: b"b".to_vec()
+                }
+            )
+        );
+        // By bytes: `é` (0xc3 0xa9) after `z`.
+        Partial::parse(partial("a,1,5,5,5\nz,1,5,5,5\né,1,5,5,5\n").as_bytes()).unwrap();
+    }
+
+    #[test]
+    fn concatenated_partials_merge_and_count_lines_on() {
+        let p1 = partial("a,1,5,5,5\nc,2,-10,-10,0\n");
+        let p2 = partial("a,2,10,0,10\nb,1,7,7,7\n");
+        let both = Partial::parse(format!("{p1}{p2}").as_bytes()).unwrap();
+        let apart = Partial::parse(p1.as_bytes()).unwrap();
+        let apart = apart.merge(Partial::parse(p2.as_bytes()).unwrap()).unwrap();
+        assert_eq!(both, apart);
+        let s = |min, max, sum, count| Stats {
+            min,
+            max,
+            sum,
+            count,
+        };
+        let expected = [
+            ("a", s(0, 10, 15, 3)),
+            ("b", s(7, 7, 7, 1)),
+            ("c", s(-10, 0, -10, 2)),
+        ];
+        let stations: Vec<_> = both
+            .stations()
+            .iter()
+            .map(|(n, s)| (n.as_str(), *s))
+            .collect();
+        assert_eq!(stations, expected);
+        // An empty partial between them, and an error in the third.
+        let empty = partial("");
+        let bad = partial("a,1,5,5,6\n");
+        let input = format!("{p1}{empty}{p2}{bad}");
+        let kind = LineError::SingleValue { min: 5, max: 6 };
+        assert_eq!(error(input), (13, kind));
+    }
+
+    #[test]
+    fn crlf_line_breaks_and_quoted_fields_are_read() {
+        let plain = partial("a,1,5,5,5\n\"b,\"\"c\"\"\",2,-3,-4,1\n");
+        let crlf = plain.replace('\n', "\r\n");
+        let quoted = partial("\"a\",\"1\",\"5\",\"5\",\"5\"\n\"b,\"\"c\"\"\",2,-3,\"-4\",1\n");
+        let plain = Partial::parse(plain.as_bytes()).unwrap();
+        assert_eq!(plain.stations()[1].0, "b,\"c\"");
+        assert_eq!(Partial::parse(crlf.as_bytes()).unwrap(), plain);
+        assert_eq!(Partial::parse(quoted.as_bytes()).unwrap(), plain);
+        // A `\r` inside a quoted name stays in the name.
+        let cr = Partial::parse(partial("\"a\r\",1,5,5,5\r\n").as_bytes()).unwrap();
+        assert_eq!(cr.stations()[0].0, "a\r");
+    }
+
+    #[test]
+    fn messages_say_what_was_expected_and_found() {
+        let e = Partial::parse(b"brc-partial v2 stations=1\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1: expected format version `v1`, found `v2`"
+        );
+        let e = Partial::parse(b"").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1: expected a first line `brc-partial v1 stations=<N>`, found the end of the input"
+        );
+        let e = Partial::parse(partial("\n").as_bytes()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 3: expected 5 fields `station,count,sum,min,max`, found 0"
+        );
+        let (_, kind) = error(partial("a,2,100,-10,50\n"));
+        assert_eq!(
+            kind.to_string(),
+            "expected a sum in 40..=40 for count 2, min -10 and max 50, found 100"
+        );
+    }
+}
