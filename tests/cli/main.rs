@@ -5,6 +5,7 @@ mod conformance;
 mod errors;
 mod formats;
 mod inputs;
+mod merge;
 mod usage;
 
 use std::path::{Path, PathBuf};

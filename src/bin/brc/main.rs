@@ -1,6 +1,7 @@
 //! The `brc` command line: a thin layer over the `brc` library.
 
 mod generate;
+mod merge;
 mod progress;
 
 use std::io::{self, IsTerminal, Write};
@@ -10,6 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use brc::input::Input;
 use brc::output::Format;
+use brc::Summary;
 use brc::{timings, Engine, Options};
 use clap::builder::PossibleValue;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
@@ -32,7 +34,11 @@ Exit status:
   0  success (also when stdout is a closed pipe)
   1  malformed input or an I/O error: one line on stderr,
      `brc: <file>: line <N>: <expected ..., found ...>`, nothing on stdout
-  2  usage error (bad flags or values)";
+  2  usage error (bad flags or values)
+
+`--format partial` writes the exact, mergeable state instead of rounded
+results; `brc merge` merges such partials of pieces of the input into the
+result of the whole (see `brc merge --help`, docs/PARTIAL-FORMAT.md).";
 
 /// Exact per-station min/mean/max of a `<name>;<value>` measurements file,
 /// fast (the One Billion Row Challenge as a tool).
@@ -87,6 +93,7 @@ enum Command {
     },
     /// Print the man page (roff) to stdout (e.g. `brc man > brc.1`).
     Man,
+    Merge(merge::Args),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -174,6 +181,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             clap_mangen::Man::new(Cli::command()).render(&mut out)?;
             return Ok(out.flush()?);
         }
+        Some(Command::Merge(args)) => return merge::run(args),
         None => {}
     }
     if cli.timings {
@@ -201,14 +209,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     let summary = timings::phase("aggregate", || input.aggregate(cli.engine.0, &options))
         .with_context(|| name.clone())?;
     drop(bar);
-    timings::phase("print", || -> io::Result<()> {
-        let parts = brc::output::render_parts(&summary, cli.format.0, options.threads);
-        let mut stdout = io::stdout().lock();
-        for part in parts {
-            stdout.write_all(&part)?;
-        }
-        stdout.flush()
-    })?;
+    timings::phase("print", || print(&summary, cli.format.0, options.threads))?;
     if cli.timings {
         let rows = summary.stations.iter().map(|(_, s)| s.count).sum();
         let bytes = size.unwrap_or_else(|| consumed.load(std::sync::atomic::Ordering::Relaxed));
@@ -224,6 +225,16 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Prints `summary` to stdout, rendered by up to `threads` threads.
+fn print(summary: &Summary, format: Format, threads: usize) -> io::Result<()> {
+    let parts = brc::output::render_parts(summary, format, threads);
+    let mut stdout = io::stdout().lock();
+    for part in parts {
+        stdout.write_all(&part)?;
+    }
+    stdout.flush()
 }
 
 fn main() -> ExitCode {

@@ -1,0 +1,77 @@
+//! `brc merge`: merge partial results into the result of the whole input.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use brc::partial::Merger;
+use brc::Options;
+
+use crate::FormatArg;
+
+const AFTER_HELP: &str = "\
+A partial (`brc --format partial`) holds each station's count, and its sum,
+min and max in integer tenths: exact, so that partials of pieces of the
+input merge into exactly the result of the whole, whatever the pieces and
+the order of the partials. Its format, `brc-partial v1` (a first line
+`brc-partial v1 stations=<N>`, then CSV `station,count,sum,min,max` sorted
+by name), is specified in docs/PARTIAL-FORMAT.md; a file may hold several
+partials one after the other. A truncated or corrupted partial is refused
+like bad input: `brc: <file>: line <N>: expected ..., found ...`, exit 1.
+
+One job as several processes, by hand: cut the input at line ends, run
+one brc per piece (in parallel, or on other machines), merge:
+  split -n l/4 big.txt part.      # GNU split: part.aa .. part.ad
+  for f in part.a?; do brc --format partial \"$f\" > \"$f.p\" & done; wait
+  brc merge part.a?.p             # the same bytes as `brc big.txt`
+Merges form trees: `--format partial` writes the merged partial again.
+  brc merge --format partial part.aa.p part.ab.p > half.p
+  brc merge half.p part.ac.p part.ad.p
+
+Exit status: 0 success, 1 a malformed partial, a total beyond 64 bits or
+an I/O error (one line on stderr, nothing on stdout), 2 usage error.";
+
+/// Merge partial results (`brc --format partial`) and print the result.
+#[derive(clap::Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    /// Partial results: files, or `-` for standard input (at most once).
+    #[arg(value_name = "PARTIAL", required = true)]
+    partials: Vec<PathBuf>,
+
+    /// Output format; `partial` writes the merged partial, to merge again.
+    #[arg(short = 'f', long, value_name = "FORMAT", default_value = "official")]
+    format: FormatArg,
+
+    /// Threads printing an output of 65,536 stations or more [default: all
+    /// available cores].
+    #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
+}
+
+/// Runs `brc merge`.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let stdin = Path::new("-");
+    if args.partials.iter().filter(|p| *p == stdin).count() > 1 {
+        let message = "`-` (standard input) may be given only once\n";
+        clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, message).exit();
+    }
+    let mut merger = Merger::new();
+    for path in &args.partials {
+        if path == stdin {
+            merger.read(io::stdin().lock()).context("<stdin>")?;
+        } else {
+            let name = || path.display().to_string();
+            merger
+                .read(File::open(path).with_context(name)?)
+                .with_context(name)?;
+        }
+    }
+    let summary = merger.finish()?.finish();
+    let threads = args
+        .threads
+        .map_or_else(|| Options::default().threads, |t| t as usize);
+    crate::print(&summary, args.format.0, threads)?;
+    Ok(())
+}
