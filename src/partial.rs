@@ -10,7 +10,7 @@
 //! Partials travel as text in the `brc-partial v1` format, specified in
 //! docs/PARTIAL-FORMAT.md: a first line naming the format, its version and
 //! the number of stations, then CSV (`station,count,sum,min,max`). The
-//! writer is [`Format::Partial`](crate::output::Format::Partial); the reader
+//! writer is [`Format::Partial`]; the reader
 //! ([`Partial::parse`], [`Merger::read`]) is strict, so that a truncated or
 //! corrupted partial is an error with its line ([`LineError`]), never a
 //! wrong answer.
@@ -30,7 +30,7 @@ use crate::error::Shown;
 use crate::output::{self, Format};
 use crate::{Stats, Summary};
 
-pub use read::LineError;
+pub use read::{LineError, MAX_LINE_LEN};
 
 /// The format's name: the first word of a partial's first line.
 pub const FORMAT: &str = "brc-partial";
@@ -212,7 +212,8 @@ impl Merger {
     }
 
     /// Reads the format from `reader` to its end and merges in every
-    /// partial it holds. On error, what was merged in before stays merged.
+    /// partial it holds. On error, the partials before the malformed one
+    /// stay merged in.
     pub fn read(&mut self, reader: impl Read) -> Result<(), PartialError> {
         read::read(reader, |stations| {
             self.push(stations.into_iter().map(|(n, s)| (n, s.into())).collect())
