@@ -7,7 +7,7 @@
 use std::hash::BuildHasher;
 use std::hint::black_box;
 
-use brc::engine::{self, chunked, fast, Partial};
+use brc::engine::{chunked, fast, Partial};
 use brc::generate::{Generator, Keys};
 use brc::output::{self, Format};
 use brc::parse;
@@ -212,7 +212,7 @@ fn finish(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("sort_and_merge", name), |b| {
             b.iter_batched(
                 || (x.clone(), y.clone()),
-                |(x, y)| engine::merge_runs(vec![x.into_sorted(), y.into_sorted()]),
+                |(x, y)| brc::entry::merge_runs(vec![x.into_sorted(), y.into_sorted()]),
                 criterion::BatchSize::LargeInput,
             )
         });

@@ -15,11 +15,10 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
+use crate::bits::HUGE_PAGE;
+
 /// The system allocator, advising big blocks onto huge pages.
 pub struct HugeBlocks;
-
-/// The size of a transparent huge page on x86-64 and most arm64 kernels.
-const HUGE_PAGE: usize = 2 << 20;
 
 /// The smallest block advised: one that surely holds a whole aligned huge
 /// page, whatever its start.

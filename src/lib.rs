@@ -22,8 +22,10 @@
 //! allocator, which puts big blocks on huge pages.
 
 pub mod alloc;
+mod bits;
 pub mod chunk;
 pub mod engine;
+pub mod entry;
 pub mod error;
 pub mod generate;
 pub mod input;
@@ -37,7 +39,8 @@ pub mod stream;
 pub mod table;
 pub mod timings;
 
-pub use engine::{aggregate, Engine, Options, Summary};
+pub use engine::{aggregate, Engine, Options};
+pub use entry::Summary;
 pub use error::{DataError, Error, ErrorKind};
 pub use partial::Partial;
 pub use stats::Stats;

@@ -12,7 +12,7 @@ use crate::partial::{COLUMNS, FORMAT, VERSION};
 
 use compact_str::CompactString;
 
-use crate::engine::Summary;
+use crate::entry::Summary;
 use crate::stats::Stats;
 
 /// How a summary is printed.

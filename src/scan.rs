@@ -28,6 +28,7 @@
 //! safe entry points only start lines at least that far from the end of
 //! their buffer, which is what makes the unchecked loads inside sound.
 
+use crate::bits::{load, matches, prefetch};
 use crate::parse::MAX_NAME_LEN;
 use crate::table::{Adder, SHORT};
 
@@ -35,18 +36,6 @@ use crate::table::{Adder, SHORT};
 /// past the longest name (100 bytes), and the value's 8-byte read ends at
 /// most 109 bytes in.
 pub const PAD: usize = 128;
-
-const LO: u64 = 0x0101_0101_0101_0101;
-const HI: u64 = 0x8080_8080_8080_8080;
-
-/// High bit of every byte of `w` equal to `byte`. Exact for the lowest
-/// match; bits above it may be spurious (borrows), so callers only use the
-/// lowest set bit.
-#[inline(always)]
-pub(crate) fn matches(w: u64, byte: u8) -> u64 {
-    let x = w ^ (LO * u64::from(byte));
-    x.wrapping_sub(LO) & !x & HI
-}
 
 /// One of the four forms a value can take, and how to read it.
 struct Form {
@@ -277,16 +266,6 @@ trait Kernel {
     /// # Safety
     /// As for [`Kernel::add_long`], and `len < 32`.
     unsafe fn add_head(adder: &mut Adder, p: *const u8, len: usize, value: i16) -> bool;
-}
-
-/// Reads a little-endian `u64` at `p`.
-///
-/// # Safety
-/// `p` must be valid for reads of 8 bytes.
-#[inline(always)]
-unsafe fn load(p: *const u8) -> u64 {
-    // SAFETY: the caller guarantees 8 readable bytes; no alignment needed.
-    u64::from_le(unsafe { p.cast::<u64>().read_unaligned() })
 }
 
 /// Portable kernel: two 8-byte SWAR steps.
@@ -656,7 +635,7 @@ const AHEAD: usize = 512;
 /// ([`parse_ahead`]), 0.99× (docs/PERFORMANCE.md, step 42).
 #[inline(always)]
 fn prefetch_ahead(p: *const u8) {
-    crate::table::prefetch::<true, _>(p.wrapping_add(AHEAD));
+    prefetch::<true, _>(p.wrapping_add(AHEAD));
 }
 
 /// A short row parsed ahead of its table update, its slot prefetched
@@ -1154,7 +1133,7 @@ mod tests {
                 }
                 let got: std::collections::BTreeMap<Vec<u8>, Stats> = (table.into_sorted())
                     .into_iter()
-                    .map(|(n, s, _)| (n.into_vec(), s))
+                    .map(|e| (e.name.into_vec(), e.stats))
                     .collect();
                 if !faulted {
                     assert_eq!(got, want, "{kernels:?}, {feed:?}, slices {slice:?}");
@@ -1206,7 +1185,7 @@ mod tests {
             }
             let sorted = table.into_sorted();
             assert_eq!(sorted.len(), names, "{kernels:?}");
-            assert!(sorted.iter().all(|(_, s, _)| s.count == 1), "{kernels:?}");
+            assert!(sorted.iter().all(|e| e.stats.count == 1), "{kernels:?}");
         }
     }
 

@@ -25,7 +25,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Mutex, PoisonError};
 
-use crate::engine::{self, Entry, Options, Partial, Summary};
+use crate::engine::{self, Options, Partial};
+use crate::entry::{Entry, Summary};
 use crate::error::{Error, ErrorKind, Fault};
 use crate::parse::{self, LineHead, MAX_LINE_LEN};
 use crate::timings::{self, WorkerClock};
@@ -87,7 +88,7 @@ pub fn run<P: Partial>(reader: impl Read, options: &Options) -> Result<Summary, 
             .flatten()
             .min_by_key(|l| l.fault.offset);
     }
-    let merged = timings::phase("merge", || engine::merge_runs(runs));
+    let merged = timings::phase("merge", || crate::entry::merge_runs(runs));
     // A malformed line was read before any read error, so it comes first.
     if let Some(found) = fault {
         let counted = shared

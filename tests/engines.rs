@@ -312,9 +312,12 @@ fn merge_keeps_the_earliest_sighting<P: Partial>() {
         let (mut a, mut b) = (P::default(), P::default());
         a.feed(first, first_at).unwrap();
         b.feed(second, second_at).unwrap();
-        brc::engine::merge_runs(vec![a.into_sorted(), b.into_sorted()])
+        brc::entry::merge_runs(vec![a.into_sorted(), b.into_sorted()])
             .into_iter()
-            .map(|(name, s, first)| (name.into_vec(), (s.min, s.max, s.sum, s.count), first))
+            .map(|e| {
+                let s = e.stats;
+                (e.name.into_vec(), (s.min, s.max, s.sum, s.count), e.first)
+            })
             .collect::<Vec<_>>()
     };
     let (x, y) = if P::CHECKS_UTF8 { (0, 0) } else { (0, 6) };

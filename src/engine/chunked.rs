@@ -9,7 +9,8 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use crate::engine::{self, Partial, RawName};
+use crate::engine::Partial;
+use crate::entry::{self, RawName};
 use crate::error::Fault;
 use crate::parse;
 use crate::stats::Stats;
@@ -70,13 +71,15 @@ impl Partial for Table {
         Ok(())
     }
 
-    fn into_sorted(self) -> Vec<engine::Entry> {
-        let mut entries: Vec<_> = self
-            .table
-            .into_iter()
-            .map(|e| (RawName::from_slice(&e.name), e.stats, e.first))
+    fn into_sorted(self) -> Vec<entry::Entry> {
+        let mut entries: Vec<_> = (self.table.into_iter())
+            .map(|e| entry::Entry {
+                name: RawName::from_slice(&e.name),
+                stats: e.stats,
+                first: e.first,
+            })
             .collect();
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         entries
     }
 }

@@ -6,7 +6,8 @@
 //! not accept goes to the strict parser: it is either valid after all
 //! (added like any other) or the chunk's first fault.
 
-use crate::engine::{Entry, Partial};
+use crate::engine::Partial;
+use crate::entry::Entry;
 use crate::error::Fault;
 use crate::parse::{self, MAX_LINE_LEN};
 use crate::scan::{self, Kernels, PAD, STREAMS};

@@ -26,13 +26,11 @@ pub mod naive;
 
 use std::ops::Range;
 
-use compact_str::CompactString;
-use smallvec::SmallVec;
-
 use crate::chunk::Chunks;
-use crate::error::{quoted, DataError, Error, ErrorKind, Fault};
+pub use crate::entry::Summary;
+use crate::entry::{merge_runs, Entry};
+use crate::error::{DataError, Error, ErrorKind, Fault};
 use crate::parse::LineHead;
-use crate::stats::Stats;
 use crate::timings::{self, WorkerClock};
 
 /// An aggregation engine, selectable by name.
@@ -101,78 +99,6 @@ impl Default for Options {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             chunk_size: DEFAULT_CHUNK_SIZE,
         }
-    }
-}
-
-/// A name's raw bytes, not yet checked. Names of up to 16 bytes (every
-/// short-table name, see [`crate::table::SHORT`]) are held inline, in the
-/// 24 bytes a `Vec` takes: with a heap block per name, a million names
-/// cost two million allocations and frees across the threads' runs and
-/// the summary (docs/PERFORMANCE.md, step 21).
-pub type RawName = SmallVec<[u8; 16]>;
-
-/// A distinct raw name, its stats, and where [`Summary::from_entries`]
-/// reports the name if it refuses it: the offset of the first line the
-/// name appeared on. An engine that refuses such names in
-/// [`Partial::feed`] itself keeps no offsets and gives 0.
-pub type Entry = (RawName, Stats, usize);
-
-/// The result: every station with its stats, sorted by the name's bytes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Summary {
-    /// `(name, stats)` pairs sorted by name. A [`CompactString`] holds
-    /// names of up to 24 bytes inline (see [`RawName`]) and derefs to
-    /// `str`.
-    pub stations: Vec<(CompactString, Stats)>,
-}
-
-impl Summary {
-    /// Builds a summary from distinct raw names sorted by their bytes (as
-    /// [`merge_runs`] gives them), each with its stats and the offset of the
-    /// line it first appeared on. Checks each distinct name
-    /// once (valid UTF-8, no `\n`) instead of every row; returns the first
-    /// fault in the input, counting `fault` (the first parse fault an engine
-    /// met, if any).
-    pub fn from_entries(entries: Vec<Entry>, fault: Option<Fault>) -> Result<Summary, Fault> {
-        let mut fault = fault;
-        let mut refuse =
-            |offset, kind| fault = Fault::first(fault.take(), Some(Fault { offset, kind }));
-        // One `filter_map` over the vector's own iterator, so that the
-        // stations are collected into the entries' allocation: a fresh
-        // vector for a million names took its own page faults.
-        let stations: Vec<(CompactString, Stats)> = (entries.into_iter())
-            .filter_map(|(name, stats, first)| {
-                if let Some(nl) = memchr::memchr(b'\n', &name) {
-                    // A scanner that looks only for `;` read two lines as
-                    // one; the first of them has no `;`, as `parse_line`
-                    // would say.
-                    refuse(
-                        first,
-                        match nl {
-                            0 => ErrorKind::EmptyLine,
-                            _ => ErrorKind::MissingSemicolon {
-                                line: quoted(&name[..nl]),
-                            },
-                        },
-                    );
-                    return None;
-                }
-                match CompactString::from_utf8(&name) {
-                    Ok(name) => Some((name, stats)),
-                    Err(_) => {
-                        let name = name.into_vec();
-                        refuse(first, ErrorKind::InvalidUtf8 { name });
-                        None
-                    }
-                }
-            })
-            .collect();
-        if let Some(fault) = fault {
-            return Err(fault);
-        }
-        // `str`s order as their bytes do, so the stations are sorted too.
-        debug_assert!(stations.windows(2).all(|w| w[0].0 < w[1].0));
-        Ok(Summary { stations })
     }
 }
 
@@ -267,69 +193,6 @@ pub trait Partial: Default + Send {
         let _ = other;
         panic!("absorb called on a partial that does not fold");
     }
-}
-
-/// Merges runs of entries, each sorted by name with no name twice, into
-/// one such run, folding the stats of a name found in several runs and
-/// keeping its earliest offset.
-pub fn merge_runs(mut runs: Vec<Vec<Entry>>) -> Vec<Entry> {
-    // Pairwise, so that each entry is moved about log2(runs) times.
-    while runs.len() > 1 {
-        let mut paired = Vec::with_capacity(runs.len().div_ceil(2));
-        let mut rest = runs.into_iter();
-        while let Some(x) = rest.next() {
-            paired.push(match rest.next() {
-                Some(y) => merge_two(x, y),
-                None => x,
-            });
-        }
-        runs = paired;
-    }
-    runs.pop().unwrap_or_default()
-}
-
-fn merge_two(mut x: Vec<Entry>, y: Vec<Entry>) -> Vec<Entry> {
-    // A table's long names are often none at all.
-    if x.is_empty() || y.is_empty() {
-        return if x.is_empty() { y } else { x };
-    }
-    // The names of `y` that `x` holds are folded into `x` where they lie;
-    // only the others are set aside, then merged in from the back within
-    // `x`'s own allocation, grown by their number. When the threads met
-    // the same names, as a million names each met by both threads, next
-    // to none are set aside and the merge writes to no new memory, where a
-    // new vector for the merged run took 56 MB of fresh pages
-    // (docs/PERFORMANCE.md, step 37).
-    let mut rest = Vec::new();
-    let mut i = 0;
-    for b in y {
-        while x.get(i).is_some_and(|a| a.0 < b.0) {
-            i += 1;
-        }
-        match x.get_mut(i) {
-            Some(a) if a.0 == b.0 => {
-                a.1.merge(&b.1);
-                a.2 = a.2.min(b.2);
-                i += 1;
-            }
-            _ => rest.push(b),
-        }
-    }
-    // From the top down: `x[..i]` and `rest` are still to place, and every
-    // slot above the one being filled is final.
-    let mut i = x.len();
-    x.reserve_exact(rest.len());
-    x.resize_with(i + rest.len(), || (RawName::new(), Stats::new(0), 0));
-    for k in (0..x.len()).rev() {
-        let Some(b) = rest.last() else { break };
-        if i > 0 && x[i - 1].0 > b.0 {
-            i -= 1;
-            x.swap(i, k);
-        } else {
-            x[k] = rest.pop().expect("looked at");
-        }
-    }
-    x
 }
 
 /// Runs a parallel engine: threads claim chunks in input order from an
@@ -470,53 +333,7 @@ mod tests {
     use std::cell::RefCell;
 
     use super::*;
-
-    #[test]
-    fn merged_runs_sum_and_keep_the_earliest_offset() {
-        let entry = |name: &[u8], value, offset| (RawName::from(name), Stats::new(value), offset);
-        let runs = vec![
-            vec![entry(b"a", 10, 50)],
-            vec![entry(b"a", -10, 20), entry(b"b", 5, 30)],
-            vec![],
-            vec![entry(b"a", 0, 70), entry(b"c", 1, 10)],
-        ];
-        let mut a = Stats::new(10);
-        a.add(-10);
-        a.add(0);
-        assert_eq!(
-            merge_runs(runs),
-            vec![
-                (RawName::from(&b"a"[..]), a, 20),
-                entry(b"b", 5, 30),
-                entry(b"c", 1, 10)
-            ]
-        );
-        assert_eq!(merge_runs(Vec::new()), Vec::new());
-    }
-
-    proptest::proptest! {
-        /// Two runs of names (short and long, so that some live on the
-        /// heap), sharing some: merged as a map would fold them.
-        #[test]
-        fn two_runs_merge_as_a_map_folds_them(
-            x in proptest::collection::btree_map("[a-c]{1,3}|[a-c]{17,20}", (-999i16..=999, 0usize..9), 0..40),
-            y in proptest::collection::btree_map("[a-c]{1,3}|[a-c]{17,20}", (-999i16..=999, 0usize..9), 0..40),
-        ) {
-            let run = |m: &std::collections::BTreeMap<String, (i16, usize)>| -> Vec<Entry> {
-                m.iter().map(|(n, &(v, o))| (RawName::from(n.as_bytes()), Stats::new(v), o)).collect()
-            };
-            let mut want = std::collections::BTreeMap::new();
-            for (n, &(v, o)) in x.iter().chain(&y) {
-                want.entry(n.clone())
-                    .and_modify(|e: &mut (Stats, usize)| { e.0.add(v); e.1 = e.1.min(o); })
-                    .or_insert((Stats::new(v), o));
-            }
-            let want: Vec<Entry> = want.into_iter()
-                .map(|(n, (s, o))| (RawName::from(n.as_bytes()), s, o))
-                .collect();
-            proptest::prop_assert_eq!(merge_two(run(&x), run(&y)), want);
-        }
-    }
+    use crate::error::quoted;
 
     #[test]
     fn a_long_faulty_line_is_judged_whole_a_window_at_a_time() {

@@ -13,7 +13,7 @@ use std::io::{self, BufRead};
 
 use compact_str::CompactString;
 
-use crate::engine::Summary;
+use crate::entry::Summary;
 use crate::error::{DataError, Error};
 use crate::parse::{self, LineHead};
 use crate::stats::Stats;

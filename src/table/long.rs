@@ -38,7 +38,8 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::NO_OFFSET;
-use crate::engine::{Entry, RawName};
+use crate::bits::prefetch;
+use crate::entry::{Entry, RawName};
 use crate::parse::MAX_NAME_LEN;
 use crate::stats::Stats;
 
@@ -377,8 +378,8 @@ impl Long {
             .slots
             .as_ptr()
             .wrapping_add((hash >> self.shift) as usize);
-        super::prefetch::<true, _>(slot);
-        super::prefetch::<true, _>(slot.cast::<u8>().wrapping_add(64));
+        prefetch::<true, _>(slot);
+        prefetch::<true, _>(slot.cast::<u8>().wrapping_add(64));
     }
 
     /// Looks the key whose hash is `hash` up by linear probing and counts
@@ -492,10 +493,14 @@ impl Long {
                     sum: s.sum,
                     count: s.count,
                 };
-                (RawName::from_slice(Key::of(s).name()), stats, NO_OFFSET)
+                Entry {
+                    name: RawName::from_slice(Key::of(s).name()),
+                    stats,
+                    first: NO_OFFSET,
+                }
             })
             .collect();
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         entries
     }
 }
@@ -813,7 +818,7 @@ mod tests {
         }
         assert_eq!(t.len(), want.len());
         let got: Vec<(Vec<u8>, Stats)> = (t.into_sorted().into_iter())
-            .map(|(n, s, _)| (n.to_vec(), s))
+            .map(|e| (e.name.to_vec(), e.stats))
             .collect();
         assert!(got.into_iter().eq(want));
     }
@@ -946,7 +951,7 @@ mod tests {
             let sorted = t.into_sorted();
             assert_eq!(sorted.len(), 1);
             assert_eq!(
-                (sorted[0].1.count, sorted[0].1.sum),
+                (sorted[0].stats.count, sorted[0].stats.sum),
                 (rows, 15 * rows as i64)
             );
         }
@@ -994,9 +999,9 @@ mod tests {
         want.dedup();
         assert!(sorted
             .iter()
-            .map(|e| &e.0[..])
+            .map(|e| &e.name[..])
             .eq(want.iter().map(|n| &n[..])));
-        assert!(sorted.iter().all(|e| e.1.count == 2));
+        assert!(sorted.iter().all(|e| e.stats.count == 2));
     }
 
     #[test]

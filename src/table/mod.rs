@@ -25,7 +25,8 @@ mod long;
 mod radix;
 pub mod short;
 
-use crate::engine::{self, Entry};
+use crate::bits::prefetch;
+use crate::entry::{merge_runs, Entry};
 
 pub use short::SHORT;
 
@@ -80,25 +81,6 @@ fn fold<C: std::ops::AddAssign>(
     *count += from.1;
     *min = (*min).min(from.2);
     *max = (*max).max(from.3);
-}
-
-/// Starts loading the cache line holding `p` into the L1 cache (`L1`) or
-/// only into L2, without waiting for it. `p` need not point at anything:
-/// a prefetch never faults.
-#[inline(always)]
-pub(crate) fn prefetch<const L1: bool, T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and changes nothing the program sees.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
-        if L1 {
-            _mm_prefetch::<_MM_HINT_T0>(p.cast());
-        } else {
-            _mm_prefetch::<_MM_HINT_T1>(p.cast());
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// Whether `len` names over-fill `n` slots of type `S`. Small tables stay
@@ -266,7 +248,7 @@ impl Table {
     pub fn into_sorted(mut self) -> Vec<Entry> {
         self.runs.push(self.short.into_sorted());
         self.runs.push(self.long.into_sorted());
-        engine::merge_runs(self.runs)
+        merge_runs(self.runs)
     }
 }
 
@@ -455,10 +437,10 @@ mod tests {
     /// The table's names and stats, checked to come sorted, none twice.
     fn sorted_map(t: Table) -> HashMap<Vec<u8>, Stats> {
         let sorted = t.into_sorted();
-        assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
-        assert!(sorted.iter().all(|e| e.2 == NO_OFFSET));
+        assert!(sorted.windows(2).all(|w| w[0].name < w[1].name));
+        assert!(sorted.iter().all(|e| e.first == NO_OFFSET));
         (sorted.into_iter())
-            .map(|(n, s, _)| (n.into_vec(), s))
+            .map(|e| (e.name.into_vec(), e.stats))
             .collect()
     }
 
@@ -497,9 +479,10 @@ mod tests {
         let sorted = t.into_sorted();
         assert!(sorted
             .iter()
-            .map(|e| &e.0[..])
+            .map(|e| &e.name[..])
             .eq(want.iter().map(|n| &n[..])));
-        assert!((sorted.iter()).all(|(_, s, _)| (s.min, s.max, s.sum, s.count) == (0, 1, 1, 2)));
+        let stats = |e: &Entry| (e.stats.min, e.stats.max, e.stats.sum, e.stats.count);
+        assert!((sorted.iter()).all(|e| stats(e) == (0, 1, 1, 2)));
     }
 
     #[test]
@@ -625,9 +608,11 @@ mod tests {
             add(&mut parts[i % 2], name.as_bytes(), 1);
         }
         let runs = parts.map(Table::into_sorted).to_vec();
-        let merged = engine::merge_runs(runs);
+        let merged = merge_runs(runs);
         assert_eq!(merged.len(), 200_000);
-        assert!(merged.windows(2).all(|w| w[0].0 < w[1].0));
-        assert!(merged.iter().all(|(_, s, _)| s.count == 2 && s.sum == 2));
+        assert!(merged.windows(2).all(|w| w[0].name < w[1].name));
+        assert!(merged
+            .iter()
+            .all(|e| e.stats.count == 2 && e.stats.sum == 2));
     }
 }

@@ -14,8 +14,8 @@ use memmap2::MmapMut;
 use memmap2::RemapOptions;
 
 use super::NO_OFFSET;
-use crate::engine::{Entry, RawName};
-use crate::scan::matches;
+use crate::bits::{matches, prefetch, HI, HUGE_PAGE};
+use crate::entry::{Entry, RawName};
 use crate::stats::Stats;
 
 /// The longest name this table holds: the name and its `;` fill 16 bytes.
@@ -46,9 +46,6 @@ pub(super) struct Slot {
 /// the kernel's shared zero page, and replacing it at the first write
 /// flushes the other threads' TLBs, which cost more than the writes.
 pub(super) struct Slots(MmapMut);
-
-/// The size of a transparent huge page on x86-64 and most arm64 kernels.
-const HUGE_PAGE: usize = 2 << 20;
 
 impl Slots {
     /// `n` empty slots, every page written.
@@ -159,8 +156,7 @@ fn name(a: u64, b: u64) -> ([u8; 16], usize) {
 /// million names, where building the name and calling the UTF-8 check
 /// held 7% of a profile's samples (docs/PERFORMANCE.md, step 43).
 fn acceptable(a: u64, b: u64) -> bool {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    if (a | b) & HIGH == 0 {
+    if (a | b) & HI == 0 {
         // Empty if the key starts with its `;`; the `;` and the zeros
         // after it are not `\n`.
         return a as u8 != b';' && matches(a, b'\n') | matches(b, b'\n') == 0;
@@ -307,7 +303,7 @@ impl Short {
             // fetched 32 slots ahead, 16 slots 0.98× of that, 64 the same
             // (docs/PERFORMANCE.md, step 46); 16 old slots ahead, 64 new
             // ones when growing fourfold.
-            super::prefetch::<true, _>(
+            prefetch::<true, _>(
                 (self.slots.as_ptr()).wrapping_add((times * j).saturating_sub(16 * times)),
             );
             let mut moving = self.slots[j];
@@ -404,11 +400,11 @@ impl Short {
                     sum: s.sum,
                     count: u64::from(s.count),
                 };
-                (
-                    RawName::from_slice(&bytes[..bytes[15] as usize]),
+                Entry {
+                    name: RawName::from_slice(&bytes[..bytes[15] as usize]),
                     stats,
-                    NO_OFFSET,
-                )
+                    first: NO_OFFSET,
+                }
             })
             .collect()
     }
@@ -498,7 +494,7 @@ mod tests {
         }
         assert_eq!(want.len(), names as usize);
         let got: Vec<(Vec<u8>, u64)> = (t.into_sorted().into_iter())
-            .map(|(n, s, _)| (n.into_vec(), s.count))
+            .map(|e| (e.name.into_vec(), e.stats.count))
             .collect();
         assert_eq!(got, want.into_iter().collect::<Vec<_>>());
         sizes
@@ -532,7 +528,11 @@ mod tests {
         row(&mut t, b"a", 1);
         let copy = t.clone();
         row(&mut t, b"b", 2);
-        let a = (RawName::from(&b"a"[..]), Stats::new(1), NO_OFFSET);
+        let a = Entry {
+            name: RawName::from(&b"a"[..]),
+            stats: Stats::new(1),
+            first: NO_OFFSET,
+        };
         assert_eq!(copy.into_sorted(), vec![a]);
         assert_eq!(t.into_sorted().len(), 2);
     }
@@ -563,7 +563,11 @@ mod tests {
             row(&mut t, name, i as i16);
         }
         let want: Vec<Entry> = (names.iter().enumerate())
-            .map(|(i, n)| (RawName::from(&n[..]), Stats::new(i as i16), NO_OFFSET))
+            .map(|(i, n)| Entry {
+                name: RawName::from(&n[..]),
+                stats: Stats::new(i as i16),
+                first: NO_OFFSET,
+            })
             .collect();
         assert_eq!(t.into_sorted(), want);
     }

@@ -1,0 +1,255 @@
+//! What the engines hand over: distinct raw names with their stats
+//! ([`Entry`]), runs of them sorted by name and merged into one
+//! ([`merge_runs`]), and the [`Summary`] built from that run, where each
+//! distinct name's UTF-8 is checked once.
+
+use compact_str::CompactString;
+use smallvec::SmallVec;
+
+use crate::error::{quoted, ErrorKind, Fault};
+use crate::stats::Stats;
+
+/// A name's raw bytes, not yet checked. Names of up to 16 bytes (every
+/// short-table name) are held inline, in the 24 bytes a `Vec` takes: with
+/// a heap block per name, a million names cost two million allocations
+/// and frees across the threads' runs and the summary (docs/PERFORMANCE.md,
+/// *Memory*).
+pub type RawName = SmallVec<[u8; 16]>;
+
+/// A distinct raw name, its stats, and where [`Summary::from_entries`]
+/// reports the name if it refuses it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The name's bytes, as the input holds them.
+    pub name: RawName,
+    /// Every row of the name, folded.
+    pub stats: Stats,
+    /// The offset of the first line the name appeared on. An engine that
+    /// refuses a bad name in its feed, at its first line, keeps no
+    /// offsets and gives 0.
+    pub first: usize,
+}
+
+/// The result: every station with its stats, sorted by the name's bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// `(name, stats)` pairs sorted by name. A [`CompactString`] holds
+    /// names of up to 24 bytes inline (see [`RawName`]) and derefs to
+    /// `str`.
+    pub stations: Vec<(CompactString, Stats)>,
+}
+
+impl Summary {
+    /// Builds a summary from distinct raw names sorted by their bytes (as
+    /// [`merge_runs`] gives them), each with its stats and the offset of the
+    /// line it first appeared on. Checks each distinct name
+    /// once (valid UTF-8, no `\n`) instead of every row; returns the first
+    /// fault in the input, counting `fault` (the first parse fault an engine
+    /// met, if any).
+    pub(crate) fn from_entries(
+        entries: Vec<Entry>,
+        fault: Option<Fault>,
+    ) -> Result<Summary, Fault> {
+        let mut fault = fault;
+        let mut refuse =
+            |offset, kind| fault = Fault::first(fault.take(), Some(Fault { offset, kind }));
+        // One `filter_map` over the vector's own iterator, so that the
+        // stations are collected into the entries' allocation: a fresh
+        // vector for a million names took its own page faults.
+        let stations: Vec<(CompactString, Stats)> = (entries.into_iter())
+            .filter_map(|Entry { name, stats, first }| {
+                if let Some(nl) = memchr::memchr(b'\n', &name) {
+                    // A scanner that looks only for `;` read two lines as
+                    // one; the first of them has no `;`, as `parse_line`
+                    // would say.
+                    refuse(
+                        first,
+                        match nl {
+                            0 => ErrorKind::EmptyLine,
+                            _ => ErrorKind::MissingSemicolon {
+                                line: quoted(&name[..nl]),
+                            },
+                        },
+                    );
+                    return None;
+                }
+                match CompactString::from_utf8(&name) {
+                    Ok(name) => Some((name, stats)),
+                    Err(_) => {
+                        let name = name.into_vec();
+                        refuse(first, ErrorKind::InvalidUtf8 { name });
+                        None
+                    }
+                }
+            })
+            .collect();
+        if let Some(fault) = fault {
+            return Err(fault);
+        }
+        // `str`s order as their bytes do, so the stations are sorted too.
+        debug_assert!(stations.windows(2).all(|w| w[0].0 < w[1].0));
+        Ok(Summary { stations })
+    }
+}
+
+/// Merges runs of entries, each sorted by name with no name twice, into
+/// one such run, folding the stats of a name found in several runs and
+/// keeping its earliest offset.
+pub fn merge_runs(mut runs: Vec<Vec<Entry>>) -> Vec<Entry> {
+    // Pairwise, so that each entry is moved about log2(runs) times.
+    while runs.len() > 1 {
+        let mut paired = Vec::with_capacity(runs.len().div_ceil(2));
+        let mut rest = runs.into_iter();
+        while let Some(x) = rest.next() {
+            paired.push(match rest.next() {
+                Some(y) => merge_two(x, y),
+                None => x,
+            });
+        }
+        runs = paired;
+    }
+    runs.pop().unwrap_or_default()
+}
+
+fn merge_two(mut x: Vec<Entry>, y: Vec<Entry>) -> Vec<Entry> {
+    // A table's long names are often none at all.
+    if x.is_empty() || y.is_empty() {
+        return if x.is_empty() { y } else { x };
+    }
+    // The names of `y` that `x` holds are folded into `x` where they lie;
+    // only the others are set aside, then merged in from the back within
+    // `x`'s own allocation, grown by their number. When the threads met
+    // the same names, as a million names each met by both threads, next
+    // to none are set aside and the merge writes to no new memory, where a
+    // new vector for the merged run took tens of megabytes of fresh pages
+    // (docs/PERFORMANCE.md, *Memory*).
+    let mut rest = Vec::new();
+    let mut i = 0;
+    for b in y {
+        while x.get(i).is_some_and(|a| a.name < b.name) {
+            i += 1;
+        }
+        match x.get_mut(i) {
+            Some(a) if a.name == b.name => {
+                a.stats.merge(&b.stats);
+                a.first = a.first.min(b.first);
+                i += 1;
+            }
+            _ => rest.push(b),
+        }
+    }
+    // From the top down: `x[..i]` and `rest` are still to place, and every
+    // slot above the one being filled is final.
+    let mut i = x.len();
+    x.reserve_exact(rest.len());
+    x.resize_with(i + rest.len(), || Entry {
+        name: RawName::new(),
+        stats: Stats::new(0),
+        first: 0,
+    });
+    for k in (0..x.len()).rev() {
+        let Some(b) = rest.last() else { break };
+        if i > 0 && x[i - 1].name > b.name {
+            i -= 1;
+            x.swap(i, k);
+        } else {
+            x[k] = rest.pop().expect("looked at");
+        }
+    }
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn entry(name: &[u8], value: i16, first: usize) -> Entry {
+        let name = RawName::from(name);
+        let stats = Stats::new(value);
+        Entry { name, stats, first }
+    }
+
+    #[test]
+    fn merged_runs_sum_and_keep_the_earliest_offset() {
+        let runs = vec![
+            vec![entry(b"a", 10, 50)],
+            vec![entry(b"a", -10, 20), entry(b"b", 5, 30)],
+            vec![],
+            vec![entry(b"a", 0, 70), entry(b"c", 1, 10)],
+        ];
+        let mut a = Stats::new(10);
+        a.add(-10);
+        a.add(0);
+        assert_eq!(
+            merge_runs(runs),
+            vec![
+                Entry {
+                    stats: a,
+                    ..entry(b"a", 0, 20)
+                },
+                entry(b"b", 5, 30),
+                entry(b"c", 1, 10)
+            ]
+        );
+        assert_eq!(merge_runs(Vec::new()), Vec::new());
+    }
+
+    proptest::proptest! {
+        /// Two runs of names (short and long, so that some live on the
+        /// heap), sharing some: merged as a map would fold them.
+        #[test]
+        fn two_runs_merge_as_a_map_folds_them(
+            x in proptest::collection::btree_map("[a-c]{1,3}|[a-c]{17,20}", (-999i16..=999, 0usize..9), 0..40),
+            y in proptest::collection::btree_map("[a-c]{1,3}|[a-c]{17,20}", (-999i16..=999, 0usize..9), 0..40),
+        ) {
+            let run = |m: &BTreeMap<String, (i16, usize)>| -> Vec<Entry> {
+                m.iter().map(|(n, &(v, o))| entry(n.as_bytes(), v, o)).collect()
+            };
+            let mut want = BTreeMap::new();
+            for (n, &(v, o)) in x.iter().chain(&y) {
+                want.entry(n.clone())
+                    .and_modify(|e: &mut (Stats, usize)| { e.0.add(v); e.1 = e.1.min(o); })
+                    .or_insert((Stats::new(v), o));
+            }
+            let want: Vec<Entry> = want.into_iter()
+                .map(|(n, (stats, first))| Entry { stats, ..entry(n.as_bytes(), 0, first) })
+                .collect();
+            proptest::prop_assert_eq!(merge_two(run(&x), run(&y)), want);
+        }
+    }
+
+    #[test]
+    fn a_name_holding_a_newline_or_bad_utf8_is_refused_at_its_first_line() {
+        let entries = vec![
+            entry(b"\nb", 1, 40),
+            entry(b"a\nb", 1, 30),
+            entry(b"ok", 1, 0),
+            entry(b"z\xff", 1, 20),
+        ];
+        let fault = Summary::from_entries(entries.clone(), None).unwrap_err();
+        let want = ErrorKind::InvalidUtf8 {
+            name: b"z\xff".to_vec(),
+        };
+        assert_eq!((fault.offset, fault.kind), (20, want));
+        // A fault the engine met earlier in the input wins.
+        let earlier = Fault {
+            offset: 5,
+            kind: ErrorKind::EmptyName,
+        };
+        let fault = Summary::from_entries(entries, Some(earlier.clone()));
+        assert_eq!(fault, Err(earlier));
+        // A name holding a `\n` is two lines read as one, the first of
+        // them empty or without its `;`.
+        let missing = ErrorKind::MissingSemicolon {
+            line: b"a".to_vec(),
+        };
+        for (name, kind) in [(&b"\nb"[..], ErrorKind::EmptyLine), (b"a\nb", missing)] {
+            let fault = Summary::from_entries(vec![entry(name, 1, 9)], None);
+            assert_eq!(fault, Err(Fault { offset: 9, kind }));
+        }
+        let ok = Summary::from_entries(vec![entry(b"ok", 3, 0)], None).unwrap();
+        assert_eq!(ok.stations, vec![("ok".into(), Stats::new(3))]);
+    }
+}
