@@ -1,5 +1,5 @@
 //! Bit-level helpers the tables and the scanner share: finding a byte in a
-//! word ([`matches`]), unaligned word loads ([`load`]), cache prefetches
+//! word ([`matches()`]), unaligned word loads ([`load`]), cache prefetches
 //! ([`prefetch`]), and the size of a huge page ([`HUGE_PAGE`]).
 
 /// The size of a transparent huge page on x86-64 and most arm64 kernels.

@@ -10,7 +10,7 @@ use crate::engine::Partial;
 use crate::entry::Entry;
 use crate::error::Fault;
 use crate::parse::{self, MAX_LINE_LEN};
-use crate::scan::{self, Kernels, PAD, STREAMS};
+use crate::scan::{self, Dispatch, PAD, STREAMS};
 use crate::table::Table;
 
 /// Bytes scanned per call of the scanner: a bound for the table's counts
@@ -47,10 +47,10 @@ pub struct Fast<const PORTABLE: bool> {
 }
 
 impl<const PORTABLE: bool> Fast<PORTABLE> {
-    const KERNELS: Kernels = if PORTABLE {
-        Kernels::Portable
+    const DISPATCH: Dispatch = if PORTABLE {
+        Dispatch::Swar
     } else {
-        Kernels::Best
+        Dispatch::Best
     };
 
     /// Parses the lines starting in `p..end` (the first at `p`), handing
@@ -66,7 +66,7 @@ impl<const PORTABLE: bool> Fast<PORTABLE> {
         while p < end {
             let stop = end.min(p + PIECE);
             let mut adder = self.table.adder(stop - p + PAD);
-            p = match scan::scan(Self::KERNELS, &mut adder, chunk, p, stop) {
+            p = match scan::scan(Self::DISPATCH, &mut adder, chunk, p, stop) {
                 Ok(next) => next,
                 Err(bad) => self.strict_line(chunk, bad, offset)?,
             };
@@ -113,7 +113,7 @@ impl<const PORTABLE: bool> Partial for Fast<PORTABLE> {
                     ends[..STREAMS - 1].copy_from_slice(&cuts);
                     starts[1..].copy_from_slice(&cuts);
                     let mut adder = self.table.adder(stop - p + PAD);
-                    scan::scan_lockstep(Self::KERNELS, &mut adder, chunk, &mut starts, &ends);
+                    scan::scan_lockstep(Self::DISPATCH, &mut adder, chunk, &mut starts, &ends);
                 }
                 for (&start, &end) in starts.iter().zip(&ends) {
                     p = self.finish(chunk, start.max(p), end, offset)?;
@@ -131,7 +131,7 @@ impl<const PORTABLE: bool> Partial for Fast<PORTABLE> {
             r += 1;
         }
         let mut adder = self.table.adder(r);
-        if let Err(bad) = scan::scan(Self::KERNELS, &mut adder, &buf, 0, r) {
+        if let Err(bad) = scan::scan(Self::DISPATCH, &mut adder, &buf, 0, r) {
             // Rare: finish the tail line by line with the strict parser.
             let mut q = p + bad;
             while q < chunk.len() {

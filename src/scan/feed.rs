@@ -1,0 +1,227 @@
+//! The two ways [`STREAMS`] stretches are fed to the table side by side:
+//! each row as soon as it is parsed ([`lockstep`]), or a batch of rows
+//! behind, their slots prefetched ([`batched`]).
+
+use super::kernel::Kernel;
+use super::line::{line, short_value};
+use super::STREAMS;
+use crate::bits::prefetch;
+use crate::table::{Adder, SHORT};
+
+/// How [`super::scan_lockstep`] feeds rows to the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Feed {
+    /// Each row as soon as it is parsed ([`lockstep`]).
+    Plain,
+    /// A batch of rows behind, their slots prefetched ([`batched`]).
+    Batched,
+}
+
+/// Parses [`STREAMS`] stretches of lines in lockstep, one line of each in
+/// turn: stream `k` from `ps[k]` while its lines start before `ends[k]`.
+/// Each line's start depends on the line before it, a chain of loads and
+/// bit tricks the CPU cannot shorten; independent streams give it other
+/// work while it waits (see docs/PERFORMANCE.md). Returns as soon as any
+/// stream is done or meets a line the scanner does not accept, with every
+/// `ps[k]` at the first line of stream `k` not yet added.
+///
+/// # Safety
+/// `ends[k] + PAD <= buf.len()` for every `k`, and the kernel's CPU
+/// features are present.
+#[inline(always)]
+pub(super) unsafe fn lockstep<K: Kernel>(
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; STREAMS],
+    ends: &[usize; STREAMS],
+) {
+    // Written out three times below rather than looped over an array, so
+    // that the compiler keeps each stream's position in a register.
+    let [mut a, mut b, mut c] = *ps;
+    let [ea, eb, ec] = *ends;
+    while a < ea && b < eb && c < ec {
+        // SAFETY: each position is below its stream's end (checked before
+        // each round), so `p + PAD <= buf.len()`; CPU features forwarded
+        // from the caller.
+        let go = unsafe {
+            step::<K>(adder, buf, &mut a)
+                && step::<K>(adder, buf, &mut b)
+                && step::<K>(adder, buf, &mut c)
+        };
+        if !go {
+            break;
+        }
+    }
+    *ps = [a, b, c];
+}
+
+/// How far ahead of each stream's line [`step`] asks for the input.
+const AHEAD: usize = 512;
+
+/// Starts loading the input [`AHEAD`] bytes after `p`, which need not be
+/// in the buffer (a prefetch never faults).
+///
+/// Why: the hardware's prefetchers keep the three streams' input coming,
+/// but a window that reached into a cache line not yet in L1 still waited
+/// for it, on the chain from one line's start to the next, and a long
+/// name's far windows more often. On the 10K set, 512 bytes ahead took
+/// 0.89× the CPU time and 256 bytes 0.94× (31 alternated pairs each);
+/// 256, 1024 and 2048 against 512 measured 0.98×, 1.02×, 1.00×. The 413
+/// set, bound by its instructions rather than its waits, took 1.00×; the
+/// 10^6-key file, whose big tables are fed a batch behind
+/// ([`parse_ahead`]), 0.99× (docs/PERFORMANCE.md, step 42).
+#[inline(always)]
+fn prefetch_ahead(p: *const u8) {
+    prefetch::<true, _>(p.wrapping_add(AHEAD));
+}
+
+/// A short row parsed ahead of its table update, its slot prefetched
+/// ([`batched`]).
+#[derive(Clone, Copy, Default)]
+struct Pending {
+    /// Where its line starts.
+    at: usize,
+    hash: u64,
+    a: u64,
+    b: u64,
+    value: i64,
+}
+
+/// One line of a stream in [`lockstep`]; `false` if the scanner does not
+/// take it, with `*p` left at it.
+///
+/// # Safety
+/// As for [`line()`] at `*p`.
+#[inline(always)]
+unsafe fn step<K: Kernel>(adder: &mut Adder, buf: &[u8], p: &mut usize) -> bool {
+    prefetch_ahead(buf.as_ptr().wrapping_add(*p));
+    // SAFETY: forwarded from the caller.
+    match unsafe { line::<K>(adder, buf, *p) } {
+        Some(next) => {
+            *p = next;
+            true
+        }
+        None => false,
+    }
+}
+
+/// Rows per stream that [`batched`] parses before adding them. A million
+/// names: 32 took 0.93× the CPU time of 8, 64 the same as 32; 400,000
+/// names 0.98× (docs/PERFORMANCE.md, step 44).
+const BATCH: usize = 32;
+
+/// Parses the short line at `*p` into `rows[*n]` and prefetches its slot,
+/// or adds any other line the scanner takes (a long name, a value the
+/// window does not parse) at once, ahead of the batch's rows; `false`, with
+/// `*p` unchanged, if the stream is at its end or the scanner does not take
+/// the line.
+///
+/// Adding a row ahead of rows before it changes no sum; and if the table
+/// then refuses one of those, the input has a fault there, reported in
+/// the end however the rows after it were counted (see
+/// [`settle`](super::x86_64::settle)).
+///
+/// # Safety
+/// As for [`line()`] at `*p` when `*p < end`.
+#[inline(always)]
+unsafe fn parse_ahead<K: Kernel>(
+    adder: &mut Adder,
+    buf: &[u8],
+    p: &mut usize,
+    end: usize,
+    rows: &mut [Pending; BATCH],
+    n: &mut usize,
+) -> bool {
+    if *p >= end {
+        return false;
+    }
+    prefetch_ahead(buf.as_ptr().wrapping_add(*p));
+    // SAFETY: `*p + 32 <= *p + PAD <= buf.len()`.
+    let win = unsafe { K::window(buf.as_ptr().add(*p)) };
+    // SAFETY: forwarded from the caller; `win` is the window at `*p`.
+    let short = (win.len <= SHORT)
+        .then(|| unsafe { short_value::<K>(buf, *p, win) })
+        .flatten();
+    let Some((value, next)) = short else {
+        // SAFETY: forwarded from the caller.
+        return match unsafe { line::<K>(adder, buf, *p) } {
+            Some(next) => {
+                *p = next;
+                true
+            }
+            None => false,
+        };
+    };
+    let hash = adder.hash(win.a, win.b);
+    adder.prefetch(hash);
+    // `*n < BATCH` (the caller stops there); `%` spares a bounds check.
+    rows[*n % BATCH] = Pending {
+        at: *p,
+        hash,
+        a: win.a,
+        b: win.b,
+        value,
+    };
+    *n += 1;
+    *p += next;
+    true
+}
+
+/// Adds a stream's parsed rows in order. If the table refuses one, moves
+/// the stream back to its line and returns `false`; the rows after it are
+/// dropped, to be parsed again from there.
+#[inline(always)]
+fn add_rows(adder: &mut Adder, p: &mut usize, rows: &[Pending]) -> bool {
+    for row in rows {
+        if !adder.add_short_hashed(row.hash, row.a, row.b, row.value) {
+            *p = row.at;
+            return false;
+        }
+    }
+    true
+}
+
+/// [`lockstep`] for a big table: parses up to [`BATCH`] short rows of
+/// each stream, prefetching each row's slot, and only then adds them, so
+/// that up to `BATCH * STREAMS` slot misses are in flight at once. Other
+/// rows are added as they come ([`parse_ahead`]).
+///
+/// # Safety
+/// As for [`lockstep`].
+#[inline(always)]
+pub(super) unsafe fn batched<K: Kernel>(
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; STREAMS],
+    ends: &[usize; STREAMS],
+) {
+    let [mut a, mut b, mut c] = *ps;
+    let [ea, eb, ec] = *ends;
+    let mut rows = [[Pending::default(); BATCH]; STREAMS];
+    loop {
+        let [ra, rb, rc] = &mut rows;
+        let (mut na, mut nb, mut nc) = (0, 0, 0);
+        let mut flowing = true;
+        // A row added at once leaves its stream's count behind the others'.
+        while flowing && na.max(nb).max(nc) < BATCH {
+            // SAFETY: `parse_ahead` reads only below each stream's end;
+            // bounds and CPU features forwarded from the caller.
+            flowing = unsafe {
+                parse_ahead::<K>(adder, buf, &mut a, ea, ra, &mut na)
+                    && parse_ahead::<K>(adder, buf, &mut b, eb, rb, &mut nb)
+                    && parse_ahead::<K>(adder, buf, &mut c, ec, rc, &mut nc)
+            };
+        }
+        // Every stream's rows come before its position; `&`, not `&&`, so
+        // that each stream adds what it parsed.
+        let added = add_rows(adder, &mut a, &ra[..na])
+            & add_rows(adder, &mut b, &rb[..nb])
+            & add_rows(adder, &mut c, &rc[..nc]);
+        // A stream that stopped is at its end or at a line the scanner
+        // does not take: the plain path finishes the streams from there.
+        if !added || !flowing {
+            break;
+        }
+    }
+    *ps = [a, b, c];
+}

@@ -1,0 +1,151 @@
+//! Decoding one line: its name found by the kernel's window, its value
+//! parsed from one word, and the row added to the table.
+
+use super::kernel::{Kernel, Window};
+use super::value::{parse_value, parse_value_as, signature};
+#[cfg(doc)]
+use super::PAD;
+use crate::bits::load;
+use crate::table::{Adder, SHORT};
+
+/// The value of the line at `p`, whose window `win` found a short name,
+/// and how far after `p` the next line starts; `None` if the value is not
+/// valid.
+///
+/// # Safety
+/// `p + PAD <= buf.len()`, and `win.len <= SHORT`.
+#[inline(always)]
+pub(super) unsafe fn short_value<K: Kernel>(
+    buf: &[u8],
+    p: usize,
+    win: Window,
+) -> Option<(i64, usize)> {
+    // SAFETY: `len <= 15`, so `p + len + 9 <= p + PAD <= buf.len()`.
+    let w = unsafe { load(buf.as_ptr().add(p + win.len + 1)) };
+    // The value's signature from the window: it does not wait for `w`.
+    let sig = if K::VECTOR {
+        (win.bit4 >> win.len) as usize
+    } else {
+        signature(w)
+    };
+    let (value, used) = parse_value_as(w, sig)?;
+    // With the kernel's `\n`, the next line's start does not wait for the
+    // value's loads and bit tricks. The value ends in the first `\n` after
+    // the `;`, so the two agree unless the name holds a `\n`: then the key
+    // holds it too, and the table refuses it.
+    let next = if K::VECTOR {
+        win.newlines.trailing_zeros() as usize + 1
+    } else {
+        win.len + 1 + used
+    };
+    Some((value, next))
+}
+
+/// Parses the line at `p` into the table; returns
+/// where the next line starts, or `None` if the scanner does not accept
+/// the line (the caller hands it to the strict parser).
+///
+/// # Safety
+/// `p + PAD <= buf.len()`, and the kernel's CPU features are present.
+#[inline(always)]
+pub(super) unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize) -> Option<usize> {
+    let ptr = buf.as_ptr();
+    // Bounds of every unchecked access below: `p + PAD <= buf.len()`. The
+    // window read touches `p..p + 32`, the value read
+    // `p + len + 1..p + len + 9` with `len <= MAX_NAME_LEN` (`long_name`
+    // looks no further), and `p + 100 + 9 < p + PAD`.
+    // SAFETY: `p + 32 <= p + PAD <= buf.len()`.
+    let win = unsafe { K::window(ptr.add(p)) };
+    if win.len <= SHORT {
+        // SAFETY: forwarded from the caller; `win` is the window at `p`.
+        let (value, next) = unsafe { short_value::<K>(buf, p, win) }?;
+        if !adder.add_short(win.a, win.b, value) {
+            return None;
+        }
+        Some(p + next)
+    } else if K::VECTOR && win.len < K::WINDOW {
+        // A name the window holds whole needs no search and one vector for
+        // its key (step 40). Tested after the short names', not before the
+        // long ones': the other order cost every short row a second test
+        // (the 413 set 1.08×, the 10K set no better).
+        // SAFETY: PAD readable bytes at `p`, the first `;` at `p + len`
+        // (the window's first), `SHORT < len < 32`.
+        Some(p + unsafe { long_row::<K, true>(adder, ptr.add(p), win.len) }?)
+    } else {
+        // SAFETY: `p + PAD <= buf.len()`; `win` is the window at `p`.
+        Some(p + unsafe { long_line::<K>(adder, ptr.add(p), win.len) }?)
+    }
+}
+
+/// [`line()`] for the line at `p` whose window found its first `;` at
+/// `win_len > SHORT` (the window's size if none); returns the line's
+/// length, `\n` included.
+///
+/// # Safety
+/// `p` valid for reads of [`PAD`] bytes until the scan returns, and the
+/// kernel's CPU features are present.
+#[inline(always)]
+unsafe fn long_line<K: Kernel>(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
+    // SAFETY: `p` is valid for PAD bytes.
+    let len = unsafe { K::long_name(p, win_len) }?;
+    // SAFETY: PAD readable bytes, the first `;` at `p + len` (`long_name`),
+    // and `SHORT < len <= 100`.
+    unsafe { long_row::<K, false>(adder, p, len) }
+}
+
+/// The rest of a line whose name of `len > SHORT` bytes is found: parses
+/// its value and adds the row to the long names' table, with
+/// [`Kernel::add_head`] if `HEAD` (only for `len < 32`), else
+/// [`Kernel::add_long`]. Returns the line's length, `\n` included.
+///
+/// # Safety
+/// `p` valid for reads of [`PAD`] bytes until the scan returns, its first
+/// `;` at `p + len` with `SHORT < len <= MAX_NAME_LEN` (`len < 32` if
+/// `HEAD`), and the kernel's CPU features are present.
+#[inline(always)]
+unsafe fn long_row<K: Kernel, const HEAD: bool>(
+    adder: &mut Adder,
+    p: *const u8,
+    len: usize,
+) -> Option<usize> {
+    // SAFETY: `len <= 100`, so `len + 9 <= PAD`.
+    let w = unsafe { load(p.add(len + 1)) };
+    let (value, used) = parse_value(w)?;
+    // Cut once for the long table's calls, which take an `i16` (their
+    // rows are few).
+    let value = value as i16;
+    // SAFETY: forwarded from the caller.
+    let added = unsafe {
+        if HEAD {
+            K::add_head(adder, p, len, value)
+        } else {
+            K::add_long(adder, p, len, value)
+        }
+    };
+    added.then_some(len + 1 + used)
+}
+
+/// Parses lines of `buf` starting at `start` while they start before
+/// `limit`, adding each to the table.
+///
+/// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`,
+/// the start of a line the scanner does not accept; the caller hands that
+/// line to the strict parser and resumes after it.
+///
+/// # Safety
+/// `limit + PAD <= buf.len()`, and the kernel's CPU features are present.
+#[inline(always)]
+pub(super) unsafe fn lines<K: Kernel>(
+    adder: &mut Adder,
+    buf: &[u8],
+    start: usize,
+    limit: usize,
+) -> Result<usize, usize> {
+    let mut p = start;
+    while p < limit {
+        // SAFETY: `p < limit`, so `p + PAD <= buf.len()`; CPU features
+        // forwarded from the caller.
+        p = unsafe { line::<K>(adder, buf, p) }.ok_or(p)?;
+    }
+    Ok(p)
+}

@@ -1,0 +1,382 @@
+//! Reading a line a word or a vector at a time: the fast engines' parser.
+//!
+//! [`parse_line`](crate::parse::parse_line) is the definition of the
+//! grammar; this module computes the same thing without a loop over bytes:
+//! one 32-byte AVX2 load is compared with `;` and `\n` (on CPUs without
+//! AVX2, two 8-byte SWAR steps find the `;`), a name of 32 bytes or more
+//! is found in four such windows at once, and the value is parsed and
+//! validated from one 8-byte word with no data-dependent branch but the
+//! verdict. Anything unusual (a malformed line, the end of a chunk, a name
+//! the table refuses) makes the scanner stop and hand the line to the
+//! strict parser, so both always agree on what is valid. With AVX2, a row
+//! of a long name is added a row late, and a refusal is learnt when the
+//! scan ends.
+//!
+//! A chunk is read as [`STREAMS`] stretches side by side
+//! ([`scan_lockstep`]): each line's start depends on the line before, and
+//! independent stretches give the CPU other work while it waits.
+//!
+//! What bounds the loop is less its instruction count than how long each
+//! row waits: rows in flight fill the CPU's scheduler while their loads
+//! and multiplies finish. A hash with 4 fewer instructions but a longer
+//! chain was slower; taking about 8 cycles off the chain from a line's
+//! start to its value and slot (the AVX2 window gives the value's form,
+//! and the key is cut from word loads, neither waiting on another load)
+//! was faster (docs/PERFORMANCE.md, steps 17 and 18).
+//!
+//! Every line read here may touch up to [`PAD`] bytes from its start; the
+//! safe entry points only start lines at least that far from the end of
+//! their buffer, which is what makes the unchecked loads inside sound.
+
+mod feed;
+mod kernel;
+mod line;
+mod swar;
+mod value;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+
+use self::feed::{batched, lockstep, Feed};
+use self::line::lines;
+use self::swar::Swar;
+pub use self::value::parse_value;
+use crate::table::Adder;
+
+/// Bytes a line read may touch past its start: four 32-byte windows reach
+/// past the longest name (100 bytes), and the value's 8-byte read ends at
+/// most 109 bytes in.
+pub const PAD: usize = 128;
+
+/// How many stretches of a chunk [`scan_lockstep`] parses side by side.
+pub const STREAMS: usize = 3;
+
+/// Which kernel a scan runs: the one place it is chosen is [`avx2`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dispatch {
+    /// The best this CPU has (AVX2 if present, else SWAR).
+    Best,
+    /// The portable SWAR kernel, whatever the CPU: the `swar` engine, and
+    /// how the fallback is tested on AVX2 CPUs.
+    Swar,
+}
+
+/// Whether [`Dispatch::Best`] is AVX2 on this CPU (with BMI1 and BMI2,
+/// which every AVX2 CPU has, for shifts that need no `cl` register).
+fn avx2(dispatch: Dispatch) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if dispatch == Dispatch::Best {
+        return x86_64::available();
+    }
+    let _ = dispatch;
+    false
+}
+
+/// Parses the lines of `buf` that start in `start..limit` into `adder`'s
+/// table, bounds and CPU features checked.
+/// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`,
+/// the start of a line the scanner does not accept (the caller hands it to
+/// the strict parser). If that line holds a name the table refused, which
+/// is always a fault of the input, lines after it may have been added too.
+///
+/// # Panics
+/// If `limit + PAD > buf.len()`.
+pub fn scan(
+    dispatch: Dispatch,
+    adder: &mut Adder,
+    buf: &[u8],
+    start: usize,
+    limit: usize,
+) -> Result<usize, usize> {
+    assert!(limit.saturating_add(PAD) <= buf.len());
+    #[cfg(target_arch = "x86_64")]
+    if avx2(dispatch) {
+        // SAFETY: bounds asserted above, AVX2 and BMI detected at run time.
+        let stop = unsafe { x86_64::lines_avx2(adder, buf, start, limit) };
+        // A refused long row comes before where the scan stopped.
+        return match x86_64::settle(adder, buf) {
+            Some(at) => Err(at),
+            None => stop,
+        };
+    }
+    // SAFETY: bounds asserted above; SWAR needs no CPU feature.
+    unsafe { lines::<Swar>(adder, buf, start, limit) }
+}
+
+/// Parses [`STREAMS`] stretches of `buf` side by side: stream `k` from
+/// `ps[k]` while its lines start before `ends[k]`, into `adder`'s table
+/// bounds and CPU features checked.
+/// Returns when any stream is done or meets a line the scanner does not
+/// accept, each `ps[k]` at the first line of stream `k` not yet added; the
+/// caller finishes the streams one by one with [`scan`]. If that line holds
+/// a name the table refused, which is always a fault of the input, lines
+/// after it may have been added too.
+///
+/// A short table past the L2 cache is fed a batch of rows behind, its
+/// slots prefetched ([`Adder::is_big`]), from the row where it outgrows
+/// the cache: a million names' tables do so within the first stretch of
+/// each thread, whose rows fed plainly held 8% of a profile's samples
+/// (docs/PERFORMANCE.md, steps 50 and 52).
+///
+/// # Panics
+/// If some `ends[k] + PAD > buf.len()`.
+pub fn scan_lockstep(
+    dispatch: Dispatch,
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; STREAMS],
+    ends: &[usize; STREAMS],
+) {
+    // A fuzzer's inputs are far too small for a big table, so under
+    // `cargo fuzz` (which sets `cfg(fuzzing)`) about half the stretches
+    // are fed in batches anyway, for the fuzz target to reach that code.
+    let batched = adder.is_big() || (cfg!(fuzzing) && ends[STREAMS - 1] % 2 == 1);
+    // Under `cargo fuzz` slices of a few lines, so that the fuzzer's small
+    // inputs cross slices as big ones do.
+    let slice = if cfg!(fuzzing) { 64 } else { SLICE };
+    if batched || plain_in_slices(dispatch, adder, buf, ps, ends, slice) {
+        scan_lockstep_as(dispatch, Feed::Batched, adder, buf, ps, ends);
+    }
+}
+
+/// Bytes of each stream that [`plain_in_slices`] feeds between two looks
+/// at the table's size: some 5,000 rows of the 10K set, so that a table
+/// outgrowing the L2 cache is fed plainly for at most a few thousand rows
+/// more, and the plain loop itself tests nothing but its streams' ends
+/// (testing the size there, every round, cost the 413 set 0.67
+/// instructions a row; docs/PERFORMANCE.md, step 52).
+const SLICE: usize = 64 << 10;
+
+/// [`scan_lockstep_as`] with the plain feed, `slice` bytes of each stream
+/// at a time; `true` if it stopped because the table outgrew the L2 cache,
+/// for the batched feed to go on from `ps`. Otherwise it stops where one
+/// call over the whole stretch would have, but for a slice that ended in
+/// the round where a stream met a line the scanner does not take: the
+/// next slice moves the streams before that one a line further (or, at
+/// a refused long row, re-reads its stream's rows after it, moot since
+/// the input then has a fault; see [`x86_64::settle`]).
+fn plain_in_slices(
+    dispatch: Dispatch,
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; STREAMS],
+    ends: &[usize; STREAMS],
+    slice: usize,
+) -> bool {
+    loop {
+        let cut: [usize; STREAMS] = std::array::from_fn(|k| ends[k].min(ps[k] + slice));
+        scan_lockstep_as(dispatch, Feed::Plain, adder, buf, ps, &cut);
+        if adder.is_big() {
+            return true;
+        }
+        // A stream at its end ends the stretch's lockstep; one at its cut
+        // only the slice; none at either, a line the scanner does not take.
+        let at = |bound: &[usize; STREAMS]| (0..STREAMS).any(|k| ps[k] >= bound[k]);
+        if at(ends) || !at(&cut) {
+            return false;
+        }
+    }
+}
+
+/// [`scan_lockstep`], feeding rows as `feed` says.
+fn scan_lockstep_as(
+    dispatch: Dispatch,
+    feed: Feed,
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; STREAMS],
+    ends: &[usize; STREAMS],
+) {
+    assert!(ends.iter().all(|e| e.saturating_add(PAD) <= buf.len()));
+    #[cfg(target_arch = "x86_64")]
+    if avx2(dispatch) {
+        let starts = *ps;
+        // SAFETY: bounds asserted above, AVX2 and BMI detected at run time.
+        unsafe {
+            match feed {
+                Feed::Plain => x86_64::lockstep_avx2(adder, buf, ps, ends),
+                Feed::Batched => x86_64::batched_avx2(adder, buf, ps, ends),
+            }
+        };
+        // A refused long row comes before its stream's position.
+        if let Some(at) = x86_64::settle(adder, buf) {
+            let k = (0..STREAMS)
+                .find(|&k| starts[k] <= at && at < ends[k])
+                .expect("a deferred row lies in its stream");
+            ps[k] = ps[k].min(at);
+        }
+        return;
+    }
+    // SAFETY: bounds asserted above; SWAR needs no CPU feature.
+    unsafe {
+        match feed {
+            Feed::Plain => lockstep::<Swar>(adder, buf, ps, ends),
+            Feed::Batched => batched::<Swar>(adder, buf, ps, ends),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Stats;
+    use crate::table::Table;
+    use proptest::prelude::*;
+
+    /// Every way of feeding [`scan_lockstep`]'s streams, with both
+    /// kernels, on the same chunk: each feed over the whole stretch, and
+    /// the plain one in slices of any size ([`plain_in_slices`]). They may
+    /// stop at different places (a batched feed, or a pending long row,
+    /// learns that a table refuses a name later, when the other streams
+    /// have moved on; a slice can end in the round where a stream meets a
+    /// line the scanner does not take, and the next moves the streams
+    /// before it one line on).
+    /// Each stream must stop at a line start, and the table must hold every
+    /// row before each stop; exactly those unless a stream stopped at a
+    /// line the strict parser rejects. Such a stream may have added rows
+    /// after it: the strict parser then reports the fault, so they are moot
+    /// (see [`x86_64::settle`]).
+    fn lockstep_every_way(chunk: &[u8]) {
+        let limit = chunk.len() - PAD;
+        let cut = |at: usize| {
+            at + chunk[at..limit]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(limit - at, |i| i + 1)
+        };
+        let starts = [0, cut(limit / 3), cut(2 * limit / 3)];
+        let ends = [starts[1], starts[2], limit];
+        for dispatch in [Dispatch::Best, Dispatch::Swar] {
+            // Each feed over the whole stretch, and the plain one in slices
+            // of a byte or more.
+            let slices = [1, 7, 64, limit / 5 + 1].map(|n| (Feed::Plain, Some(n)));
+            for (feed, slice) in [(Feed::Plain, None), (Feed::Batched, None)]
+                .into_iter()
+                .chain(slices)
+            {
+                let mut table = Table::default();
+                let mut ps = starts;
+                let mut adder = table.adder(chunk.len());
+                match slice {
+                    None => scan_lockstep_as(dispatch, feed, &mut adder, chunk, &mut ps, &ends),
+                    Some(n) => {
+                        let big = plain_in_slices(dispatch, &mut adder, chunk, &mut ps, &ends, n);
+                        assert!(!big, "a small table");
+                    }
+                }
+                let mut want = std::collections::BTreeMap::<Vec<u8>, Stats>::new();
+                let mut faulted = false;
+                for k in 0..STREAMS {
+                    assert!(starts[k] <= ps[k] && ps[k] <= ends[k]);
+                    let mut p = starts[k];
+                    while p < ps[k] {
+                        let (line, next) = crate::parse::line_at(chunk, p);
+                        let (name, value) =
+                            crate::parse::parse_line(line).expect("added rows are valid");
+                        want.entry(name.to_vec())
+                            .and_modify(|s| s.add(value))
+                            .or_insert(Stats::new(value));
+                        p = next;
+                    }
+                    assert_eq!(p, ps[k], "a stream stops at a line start");
+                    if p < ends[k] {
+                        let (line, _) = crate::parse::line_at(chunk, p);
+                        let valid = crate::parse::parse_line(line)
+                            .and_then(|(name, _)| crate::parse::check_name(name));
+                        faulted |= valid.is_err();
+                    }
+                }
+                let got: std::collections::BTreeMap<Vec<u8>, Stats> = (table.into_sorted())
+                    .into_iter()
+                    .map(|e| (e.name.into_vec(), e.stats))
+                    .collect();
+                if !faulted {
+                    assert_eq!(got, want, "{dispatch:?}, {feed:?}, slices {slice:?}");
+                } else {
+                    for (name, s) in &want {
+                        let counted = got.get(name).map_or(0, |g| g.count);
+                        assert!(counted >= s.count, "{dispatch:?}, {feed:?}: {name:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A table that outgrows the L2 cache partway through a stretch stops
+    /// the plain feed there, and the batched feed takes the streams on to
+    /// where the first is done, as the plain feed would have: not the
+    /// stretch's rest left to the single-stream scanner, and no row fed
+    /// twice.
+    #[test]
+    fn a_table_that_grows_big_mid_stretch_is_fed_to_the_end() {
+        let names = 120_000;
+        let mut chunk = Vec::new();
+        for i in 0..names {
+            chunk.extend_from_slice(format!("s{}", i * 7919 % names).as_bytes());
+            chunk.extend_from_slice(if i % 2 == 0 { b";1.5\n" } else { b";-2.0\n" });
+        }
+        let limit = chunk.len();
+        chunk.extend_from_slice(&[0; PAD]);
+        let cut = |at: usize| at + chunk[at..].iter().position(|&c| c == b'\n').unwrap() + 1;
+        let starts = [0, cut(limit / 3), cut(2 * limit / 3)];
+        let ends = [starts[1], starts[2], limit];
+        for dispatch in [Dispatch::Best, Dispatch::Swar] {
+            let mut table = Table::default();
+            let mut adder = table.adder(chunk.len());
+            assert!(!adder.is_big());
+            let mut ps = starts;
+            scan_lockstep(dispatch, &mut adder, &chunk, &mut ps, &ends);
+            assert!(adder.is_big(), "{dispatch:?}");
+            // The feeds stop when the first stream is done; the others are
+            // then a few lines from their ends.
+            let left: usize = (0..STREAMS).map(|k| ends[k] - ps[k]).sum();
+            assert!(left < 100, "{dispatch:?}: {left} bytes left");
+            for k in 0..STREAMS {
+                let mut adder = table.adder(ends[k] - ps[k]);
+                assert_eq!(
+                    scan(dispatch, &mut adder, &chunk, ps[k], ends[k]),
+                    Ok(ends[k])
+                );
+            }
+            let sorted = table.into_sorted();
+            assert_eq!(sorted.len(), names, "{dispatch:?}");
+            assert!(sorted.iter().all(|e| e.stats.count == 1), "{dispatch:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn every_feed_adds_the_rows_before_its_stops(
+            rows in proptest::collection::vec(
+                (0usize..3000, -999i16..1000, 0u8..40),
+                1..400,
+            ),
+        ) {
+            // Names from a pool bigger than a chunk's rows, short and long;
+            // now and then a name the table refuses (not UTF-8, or holding
+            // a `\n`), or a bad value, where the streams must stop.
+            let mut chunk = Vec::new();
+            for (k, v, odd) in rows {
+                let name = match k % 4 {
+                    0 => format!("s{k}"),
+                    1 => format!("station number {k}"),
+                    _ => format!("n{}", k % 97),
+                };
+                chunk.extend_from_slice(name.as_bytes());
+                match odd {
+                    0 => chunk.push(0xff),
+                    1 => chunk.push(b'\n'),
+                    _ => {}
+                }
+                chunk.push(b';');
+                if odd == 2 {
+                    chunk.extend_from_slice(b"1.x");
+                } else {
+                    chunk.extend_from_slice(format!("{:.1}", f64::from(v) / 10.0).as_bytes());
+                }
+                chunk.push(b'\n');
+            }
+            chunk.extend_from_slice(&[0; PAD]);
+            lockstep_every_way(&chunk);
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! Parsing a value from the 8 bytes after its `;`, in one word, with no
+//! data-dependent branch but the verdict.
+
+/// One of the four forms a value can take, and how to read it.
+struct Form {
+    /// `(w & mask) == want`: the `-`, `.` and `\n` exactly, and a high
+    /// nibble of 3 for each digit.
+    mask: u64,
+    want: u64,
+    /// 6 added to each digit byte keeps bit 4 set (checked in `bit4`)
+    /// exactly when its low nibble is at most 9.
+    six: u64,
+    bit4: u64,
+    /// The digits' low nibbles, and the multiplier that weighs them 100,
+    /// 10 and 1 into the top 10 bits of the product: the other partial
+    /// products fall below them or wrap out of the word (the one that
+    /// would land on bit 62 is a multiple of 100 · 2^62, so 0), and no
+    /// mask is needed after the shift.
+    digits: u64,
+    weights: u64,
+    /// 0, or all ones for a negative value.
+    sign: u64,
+    /// Bytes the value takes, `\n` included.
+    used: u64,
+}
+
+/// The form of `pattern`, where `d` stands for any ASCII digit.
+const fn form(pattern: &[u8]) -> Form {
+    let mut f = NONE;
+    f.want = 0;
+    f.used = pattern.len() as u64;
+    // Digit positions, most significant first, weigh 100, 10, 1 (tenths)
+    // when there are three, 10 and 1 when there are two.
+    let mut weight = if pattern.len() == 6 || (pattern.len() == 5 && pattern[0] != b'-') {
+        100
+    } else {
+        10
+    };
+    let mut i = 0;
+    while i < pattern.len() {
+        let at = 8 * i as u32;
+        if pattern[i] == b'd' {
+            f.mask |= 0xf0 << at;
+            f.want |= 0x30 << at;
+            f.six |= 0x06 << at;
+            f.bit4 |= 0x10 << at;
+            f.digits |= 0x0f << at;
+            f.weights = f.weights.wrapping_add(weight << (VALUE_AT - at));
+            weight /= 10;
+        } else {
+            f.mask |= 0xff << at;
+            f.want |= (pattern[i] as u64) << at;
+        }
+        i += 1;
+    }
+    if pattern[0] == b'-' {
+        f.sign = u64::MAX;
+    }
+    f
+}
+
+/// Where the weighted digits' sum lands in the product: its top 10 bits.
+const VALUE_AT: u32 = 54;
+
+/// Matches nothing.
+const NONE: Form = Form {
+    mask: 0,
+    want: 1,
+    six: 0,
+    bit4: 0,
+    digits: 0,
+    weights: 0,
+    sign: 0,
+    used: 0,
+};
+
+/// Every [`Form`] field for each 4-bit signature (see [`parse_value`]),
+/// one array per field, so that the signature times 8 is the offset in
+/// each (an address mode, no instruction).
+#[repr(C, align(64))]
+struct Forms {
+    mask: [u64; 16],
+    want: [u64; 16],
+    six: [u64; 16],
+    bit4: [u64; 16],
+    digits: [u64; 16],
+    weights: [u64; 16],
+    sign: [u64; 16],
+    used: [u64; 16],
+}
+
+/// The forms by signature: bit `k` set means byte `k` may be a digit. A
+/// `-` can only be byte 0, and the `.` is the first byte after it that
+/// cannot be a digit.
+static FORMS: Forms = {
+    let mut t = Forms {
+        mask: [NONE.mask; 16],
+        want: [NONE.want; 16],
+        six: [NONE.six; 16],
+        bit4: [NONE.bit4; 16],
+        digits: [NONE.digits; 16],
+        weights: [NONE.weights; 16],
+        sign: [NONE.sign; 16],
+        used: [NONE.used; 16],
+    };
+    let mut sig = 0;
+    while sig < 16 {
+        let other = !sig;
+        let dot = (other & !1usize).trailing_zeros();
+        let f = match (other & 1, dot) {
+            (0, 1) => form(b"d.d\n"),
+            (0, 2) => form(b"dd.d\n"),
+            (1, 2) => form(b"-d.d\n"),
+            (1, 3) => form(b"-dd.d\n"),
+            _ => NONE,
+        };
+        t.mask[sig] = f.mask;
+        t.want[sig] = f.want;
+        t.six[sig] = f.six;
+        t.bit4[sig] = f.bit4;
+        t.digits[sig] = f.digits;
+        t.weights[sig] = f.weights;
+        t.sign[sig] = f.sign;
+        t.used[sig] = f.used;
+        sig += 1;
+    }
+    t
+};
+
+/// Parses the value at the start of `w` (the 8 bytes after `;`, little
+/// endian), which must be `-?\d{1,2}\.\d\n`. Returns the value in tenths and
+/// the number of bytes it took, `\n` included; `None` if the bytes do not
+/// match exactly.
+///
+/// The value is an `i64`, although it fits an `i16`: the sign is applied
+/// to the whole word, and the table adds it to an `i64` sum. Cut to `i16`
+/// here, it was sign-extended again for the sum, one instruction more per
+/// row (docs/PERFORMANCE.md, step 41).
+///
+/// No data-dependent branch but the verdict: bit 4 is set in every ASCII
+/// digit and clear in `.` and `-`, so that bit of bytes 0..=3, gathered into
+/// four bits by one multiply, says which of the four forms the bytes can
+/// be. A table then gives that form's masks, checked in two compares, and
+/// the multiplier that combines its digits (the trick of Quan Anh Mai's
+/// 1BRC entry, with one multiplier per form so that no shift is needed).
+#[inline(always)]
+pub fn parse_value(w: u64) -> Option<(i64, usize)> {
+    parse_value_as(w, signature(w))
+}
+
+/// Bit 4 of bytes 0..=3 of `w`, as bits 0..=3: the [`FORMS`] index.
+#[inline(always)]
+pub(super) fn signature(w: u64) -> usize {
+    // Bits 4, 12, 20 and 28 land on bits 28..=31 of the 32-bit product
+    // (no two partial products meet, so nothing carries).
+    ((w as u32 & 0x1010_1010).wrapping_mul(0x0102_0408) >> 28) as usize
+}
+
+/// [`parse_value`] given `sig`, the [`signature`] of `w`, which the AVX2
+/// kernel finds in its window before `w` is loaded.
+#[inline(always)]
+pub(super) fn parse_value_as(w: u64, sig: usize) -> Option<(i64, usize)> {
+    let f = &FORMS;
+    let sig = sig & 15;
+    if w & f.mask[sig] != f.want[sig] || w.wrapping_add(f.six[sig]) & f.bit4[sig] != f.bit4[sig] {
+        return None;
+    }
+    let abs = (w & f.digits[sig]).wrapping_mul(f.weights[sig]) >> VALUE_AT;
+    let value = (abs ^ f.sign[sig]).wrapping_sub(f.sign[sig]) as i64;
+    Some((value, f.used[sig] as usize))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word(s: &[u8]) -> u64 {
+        let mut b = [0u8; 8];
+        b[..s.len().min(8)].copy_from_slice(&s[..s.len().min(8)]);
+        u64::from_le_bytes(b)
+    }
+
+    #[test]
+    fn parse_value_agrees_with_the_strict_parser_on_every_short_token() {
+        // Every token of up to 5 bytes over an alphabet that holds every
+        // byte class the parser distinguishes, followed by `\n` and junk.
+        let alphabet = b"-.09\n;a5/:+ \x00\xff";
+        let mut tokens = vec![Vec::new()];
+        for _ in 0..5 {
+            let next: Vec<Vec<u8>> = tokens
+                .iter()
+                .filter(|t| t.len() < 5)
+                .flat_map(|t| alphabet.iter().map(move |&c| [t.clone(), vec![c]].concat()))
+                .collect();
+            tokens.extend(next);
+        }
+        tokens.sort();
+        tokens.dedup();
+        for t in &tokens {
+            for tail in [&b"\n"[..], b"\nx;1.0", b"\n\n\n", b"1\n"] {
+                let bytes = [t.as_slice(), tail].concat();
+                let nl = bytes.iter().position(|&c| c == b'\n').unwrap();
+                let want = crate::parse::parse_value(&bytes[..nl]).map(|v| (i64::from(v), nl + 1));
+                assert_eq!(
+                    parse_value(word(&bytes)),
+                    want,
+                    "{:?}",
+                    String::from_utf8_lossy(&bytes)
+                );
+            }
+        }
+    }
+}
