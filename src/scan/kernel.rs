@@ -2,13 +2,7 @@
 //! lowest level. The portable kernel is [`super::swar`]; on x86-64 with
 //! AVX2, [`super::x86_64`] has a vector one.
 
-#[cfg(doc)]
-use super::PAD;
-#[cfg(doc)]
-use crate::parse::MAX_NAME_LEN;
 use crate::table::Adder;
-#[cfg(doc)]
-use crate::table::SHORT;
 
 /// What a kernel sees in the first bytes of a line.
 #[derive(Clone, Copy)]
@@ -46,11 +40,11 @@ pub(super) trait Kernel {
     /// The length of the name of the line at `p`, whose window found its
     /// first `;` at `win_len` (the window's size if none, as always for a
     /// vector kernel, which takes a name its window holds by
-    /// [`Kernel::add_head`]), more than [`SHORT`], if it is at most
-    /// [`MAX_NAME_LEN`].
+    /// [`Kernel::add_head`]), more than [`SHORT`](crate::table::SHORT), if it is at most
+    /// [`MAX_NAME_LEN`](crate::parse::MAX_NAME_LEN).
     ///
     /// # Safety
-    /// `p` must be valid for reads of [`PAD`] bytes.
+    /// `p` must be valid for reads of [`PAD`](super::PAD) bytes.
     unsafe fn long_name(p: *const u8, win_len: usize) -> Option<usize>;
 
     /// Adds the row of the name of `len` bytes at `p` to the long names'
@@ -60,7 +54,7 @@ pub(super) trait Kernel {
     /// [`settle`](super::x86_64::settle), which finds that row.
     ///
     /// # Safety
-    /// `p` must be valid for reads of [`PAD`] bytes until the scan returns,
+    /// `p` must be valid for reads of [`PAD`](super::PAD) bytes until the scan returns,
     /// its first `;` at `p + len`, `SHORT < len <= MAX_NAME_LEN`.
     unsafe fn add_long(adder: &mut Adder, p: *const u8, len: usize, value: i16) -> bool;
 

@@ -3,8 +3,6 @@
 
 use super::kernel::{Kernel, Window};
 use super::value::{parse_value, parse_value_as, signature};
-#[cfg(doc)]
-use super::PAD;
 use crate::bits::load;
 use crate::table::{Adder, SHORT};
 
@@ -82,7 +80,7 @@ pub(super) unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize) ->
 /// length, `\n` included.
 ///
 /// # Safety
-/// `p` valid for reads of [`PAD`] bytes until the scan returns, and the
+/// `p` valid for reads of [`PAD`](super::PAD) bytes until the scan returns, and the
 /// kernel's CPU features are present.
 #[inline(always)]
 unsafe fn long_line<K: Kernel>(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
@@ -99,7 +97,7 @@ unsafe fn long_line<K: Kernel>(adder: &mut Adder, p: *const u8, win_len: usize) 
 /// [`Kernel::add_long`]. Returns the line's length, `\n` included.
 ///
 /// # Safety
-/// `p` valid for reads of [`PAD`] bytes until the scan returns, its first
+/// `p` valid for reads of [`PAD`](super::PAD) bytes until the scan returns, its first
 /// `;` at `p + len` with `SHORT < len <= MAX_NAME_LEN` (`len < 32` if
 /// `HEAD`), and the kernel's CPU features are present.
 #[inline(always)]

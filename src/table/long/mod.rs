@@ -1,0 +1,458 @@
+//! Names longer than [`SHORT`](super::short::SHORT) bytes, each kept whole
+//! in a 128-byte slot together with its stats.
+//!
+//! A slot's key is the name, its `;` and zeros: 104 bytes, where the
+//! longest name and its `;` take 101. As in the short table, the `;` makes
+//! the key say the name's length (a name holds no `;`), so equality is one
+//! compare of the whole key, with no length check and no loop; a hash match
+//! alone is never taken as equality. The hash folds in every byte of the
+//! key, so names sharing a long prefix and suffix do not pile up in one
+//! probe chain.
+//!
+//! The key is laid out as four 32-byte blocks, the way four vector loads
+//! read a line: with AVX2 a row's name is cut, hashed and compared straight
+//! from the input, with no loop and no branch on its length, and the row is
+//! added a row late, so that its slot is fetched while the scanner parses
+//! the lines after it ([`Long::add_deferred_avx2`]). Elsewhere the same
+//! hash and compare run a word at a time ([`Long::add`]). Both give the
+//! same hash (tested), so one table can be fed by both.
+//!
+//! A name of under 32 bytes has its `;` in the first block, and the other
+//! three are zeros: with AVX2 it is cut, hashed and compared as that one
+//! block ([`Long::add_head_avx2`]). The zero blocks add a constant to the
+//! hash's fold, so the hash is the same; and the first block decides
+//! equality, since a slot whose first block holds the same bytes and `;`
+//! holds the same name. The 10K set's names of 16 to 31 bytes are 6% of
+//! its rows; taken this way, with their rows deferred among themselves,
+//! the 413 set (2.4% of its rows) took 0.97× the CPU time and the 10K set
+//! 0.93–1.00× (docs/PERFORMANCE.md, step 40).
+//!
+//! Why whole names in the slot: the layout before kept a name's first 16
+//! bytes in a 64-byte slot and the rest in an arena, so a row read its
+//! slot and then, depending on it, the arena; and its hash and compare
+//! looped over the name's words, mispredicting the loops' exits on names
+//! of random lengths. The 10K set's long rows are 16% of its rows, and the
+//! same rows with each long name replaced by a short one took 0.57× the
+//! CPU time (docs/PERFORMANCE.md, step 32).
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod deferred;
+
+use bytemuck::{Pod, Zeroable};
+
+use super::NO_OFFSET;
+use crate::entry::{Entry, RawName};
+use crate::parse::MAX_NAME_LEN;
+use crate::stats::Stats;
+
+/// Words of a slot's key: the longest name and its `;`, rounded up to a
+/// word.
+const KEY_WORDS: usize = 13;
+const _: () = assert!(MAX_NAME_LEN < 8 * KEY_WORDS);
+
+/// Bytes a [`Key`] spans: four 32-byte blocks.
+const KEY_SPAN: usize = 128;
+
+/// A long name as the table keys it: the name, its `;`, then zeros, as
+/// the little-endian words of four 32-byte blocks. Words from `KEY_WORDS`
+/// on are always zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(32))]
+struct Key([u64; KEY_SPAN / 8]);
+
+impl Key {
+    /// The key of `name`, which must be at most [`MAX_NAME_LEN`] bytes
+    /// without a `;`.
+    fn new(name: &[u8]) -> Key {
+        assert!(name.len() <= MAX_NAME_LEN);
+        let mut bytes = [0u8; KEY_SPAN];
+        bytes[..name.len()].copy_from_slice(name);
+        bytes[name.len()] = b';';
+        Key(std::array::from_fn(|i| {
+            u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap())
+        }))
+    }
+
+    /// The key stored in a slot.
+    fn of(s: &Slot) -> Key {
+        let mut key = Key([0; KEY_SPAN / 8]);
+        key.0[..KEY_WORDS].copy_from_slice(&s.key);
+        key
+    }
+
+    /// The name: the bytes before the `;`.
+    fn name(&self) -> &[u8] {
+        let bytes: &[u8; KEY_SPAN] = bytemuck::cast_ref(&self.0);
+        let len = memchr::memchr(b';', bytes).expect("a key holds its `;`");
+        &bytes[..len]
+    }
+
+    /// The hash: see [`mix`].
+    fn hash(&self) -> u64 {
+        let word = |k: usize, l: usize| self.0[4 * k + l].wrapping_add(SALT[k][l]);
+        mix(std::array::from_fn(|j| {
+            (0..4).fold(0, |x, k| x ^ word(k, (j + k) % 4))
+        }))
+    }
+}
+
+/// What is added to each word of block `k` before the blocks are folded:
+/// without it, two names that swap two blocks each of one repeated byte
+/// would fold alike (XOR does not care about order, and rotating such a
+/// block changes nothing).
+const SALT: [[u64; 4]; 4] = {
+    let mut s = [[0; 4]; 4];
+    let mut k = 1;
+    while k < 4 {
+        let mut l = 0;
+        while l < 4 {
+            s[k][l] = ((4 * k + l) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            l += 1;
+        }
+        k += 1;
+    }
+    s
+};
+
+/// Odd multipliers (digits of pi, made odd).
+const K: [u64; 4] = [
+    0x243f_6a88_85a3_08d3,
+    0x1319_8a2e_0370_7345,
+    0xa409_3822_299f_31d1,
+    0x082e_fa98_ec4e_6c89,
+];
+
+/// The hash of a key from its fold: word `j` of the fold is the XOR over
+/// the blocks `k` of word `(j + k) % 4` of block `k` plus its salt, which
+/// is what XORing the four blocks as vectors gives once block `k` is
+/// salted and its lanes rotated by `k`. Each word is multiplied by its own
+/// constant: four products that wait for none of the others, where a
+/// multiply per word in a chain waited for every word in turn. The table
+/// indexes by the top bits, which every bit of each word reaches.
+#[inline(always)]
+fn mix(x: [u64; 4]) -> u64 {
+    x[0].wrapping_mul(K[0])
+        ^ x[1].wrapping_mul(K[1])
+        ^ x[2].wrapping_mul(K[2])
+        ^ x[3].wrapping_mul(K[3])
+}
+
+/// One station: its key and its stats. All zeros is an empty slot (a
+/// station has a count of at least 1).
+#[derive(Clone, Copy, Pod, Zeroable)]
+#[repr(C, align(128))]
+struct Slot {
+    key: [u64; KEY_WORDS],
+    sum: i64,
+    count: u64,
+    min: i16,
+    max: i16,
+    _pad: u32,
+}
+
+impl Slot {
+    /// Counts one more row of this station.
+    #[inline(always)]
+    fn add(&mut self, value: i16) {
+        super::tally(
+            &mut self.sum,
+            &mut self.count,
+            &mut self.min,
+            &mut self.max,
+            i64::from(value),
+        );
+    }
+}
+
+/// A row's key as a lookup holds it: as words ([`Key`]) or as vectors.
+trait Probe {
+    /// Whether slot `s` holds this key.
+    fn matches(&self, s: &Slot) -> bool;
+    fn key(&self) -> Key;
+}
+
+impl Probe for Key {
+    #[inline(always)]
+    fn matches(&self, s: &Slot) -> bool {
+        // One branch for the whole key.
+        (0..KEY_WORDS).fold(0, |d, i| d | (s.key[i] ^ self.0[i])) == 0
+    }
+
+    #[inline(always)]
+    fn key(&self) -> Key {
+        *self
+    }
+}
+
+/// The table of long names (any length up to [`MAX_NAME_LEN`] works; the
+/// caller sends only long ones here).
+#[derive(Clone)]
+pub(super) struct Long {
+    slots: Vec<Slot>,
+    /// `slots.len() - 1`; the length is a power of two.
+    mask: usize,
+    /// `64 - log2(slots.len())`: a hash's home slot is `hash >> shift`.
+    shift: u32,
+    /// Occupied slots.
+    len: usize,
+    /// The rows the AVX2 path keeps back ([`deferred`]).
+    #[cfg(target_arch = "x86_64")]
+    deferred: deferred::Queue,
+}
+
+impl Default for Long {
+    fn default() -> Long {
+        // 8 KiB: the 413 official names hold a dozen long ones.
+        Long::with_capacity(64)
+    }
+}
+
+impl Long {
+    /// A table with `slots` slots (rounded up to a power of two).
+    pub fn with_capacity(slots: usize) -> Long {
+        let n = slots.next_power_of_two().max(8);
+        Long {
+            slots: vec![Slot::zeroed(); n],
+            mask: n - 1,
+            shift: 64 - n.trailing_zeros(),
+            len: 0,
+            #[cfg(target_arch = "x86_64")]
+            deferred: deferred::Queue::default(),
+        }
+    }
+
+    /// Number of distinct names.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Adds one row of `name`, 1..=[`MAX_NAME_LEN`] bytes without a `;`.
+    /// Returns `false`, adding nothing, for a name [`super::acceptable`]
+    /// refuses.
+    ///
+    /// Not inlined: long names are the rarer case, and the portable
+    /// scanner's loop stays small without this body.
+    #[inline(never)]
+    pub fn add(&mut self, name: &[u8], value: i16) -> bool {
+        let key = Key::new(name);
+        self.add_probe(&key, key.hash(), value)
+    }
+
+    /// Looks the key whose hash is `hash` up by linear probing and counts
+    /// the row, inserting the name if it is new.
+    #[inline(always)]
+    fn add_probe<P: Probe>(&mut self, probe: &P, hash: u64, value: i16) -> bool {
+        match self.find(probe, hash) {
+            // SAFETY: `find` gives an index below `slots.len()`.
+            Ok(i) => unsafe { self.slots.get_unchecked_mut(i) }.add(value),
+            Err(i) => return self.insert(i, &probe.key(), value),
+        }
+        true
+    }
+
+    /// The slot that holds the key `probe`, whose hash is `hash`, found by
+    /// linear probing (`Ok`), or the empty slot where it would go (`Err`).
+    #[inline(always)]
+    fn find<P: Probe>(&self, probe: &P, hash: u64) -> Result<usize, usize> {
+        let mut i = (hash >> self.shift) as usize;
+        loop {
+            // SAFETY: `hash >> shift` and `i & mask` are below `slots.len()`
+            // (`mask`, `shift` set with it in `with_capacity` and `resize`).
+            let s = unsafe { self.slots.get_unchecked(i) };
+            if probe.matches(s) {
+                return Ok(i);
+            }
+            if s.count == 0 {
+                return Err(i);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Puts a new name's slot `s` in the empty slot `i`, and grows the
+    /// table when over-full ([`super::over_full`]).
+    fn fill(&mut self, i: usize, s: Slot) {
+        self.slots[i] = s;
+        self.len += 1;
+        if super::over_full::<Slot>(self.len, self.slots.len()) {
+            self.resize(self.slots.len() * 2);
+        }
+    }
+
+    /// Fills the empty slot `i` with `key`'s first row, and grows the
+    /// table when over-full ([`super::over_full`]); refuses a name
+    /// [`super::acceptable`] refuses.
+    #[cold]
+    #[inline(never)]
+    fn insert(&mut self, i: usize, key: &Key, value: i16) -> bool {
+        if !super::acceptable(key.name()) {
+            return false;
+        }
+        let mut s = Slot::zeroed();
+        s.key.copy_from_slice(&key.0[..KEY_WORDS]);
+        (s.min, s.max, s.sum, s.count) = (value, value, i64::from(value), 1);
+        self.fill(i, s);
+        true
+    }
+
+    /// Whether no row waits to be added ([`deferred`]), as when tables
+    /// are folded or sorted.
+    fn settled(&self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return self.deferred.is_empty();
+        #[cfg(not(target_arch = "x86_64"))]
+        true
+    }
+
+    /// Adds `other`'s names and stats to this table (see
+    /// [`Short::absorb`](super::short::Short::absorb)).
+    pub fn absorb(&mut self, other: &Long) {
+        debug_assert!(other.settled(), "a deferred row was not settled");
+        for s in other.slots.iter().filter(|s| s.count != 0) {
+            let key = Key::of(s);
+            match self.find(&key, key.hash()) {
+                Ok(i) => {
+                    let t = &mut self.slots[i];
+                    let from = (s.sum, s.count, s.min, s.max);
+                    super::fold(&mut t.sum, &mut t.count, &mut t.min, &mut t.max, from);
+                }
+                // Checked when `other` took it in.
+                Err(i) => self.fill(i, *s),
+            }
+        }
+    }
+
+    /// Moves every name to a new array of `n` slots (a power of two).
+    ///
+    /// Not inlined: inlined into [`Long::fill`], the growth of the 10K
+    /// set's long table took 2 million more instructions (callgrind, its
+    /// first 10^6 rows).
+    #[inline(never)]
+    fn resize(&mut self, n: usize) {
+        let old = std::mem::replace(&mut self.slots, vec![Slot::zeroed(); n]);
+        self.mask = n - 1;
+        self.shift = 64 - n.trailing_zeros();
+        for s in old.into_iter().filter(|s| s.count != 0) {
+            let mut i = (Key::of(&s).hash() >> self.shift) as usize;
+            while self.slots[i].count != 0 {
+                i = (i + 1) & self.mask;
+            }
+            self.slots[i] = s;
+        }
+    }
+
+    /// Every name with its stats, sorted by the name's bytes.
+    pub fn into_sorted(self) -> Vec<Entry> {
+        debug_assert!(self.settled(), "a deferred row was not settled");
+        let mut entries: Vec<Entry> = (self.slots.iter().filter(|s| s.count != 0))
+            .map(|s| {
+                let stats = Stats {
+                    min: s.min,
+                    max: s.max,
+                    sum: s.sum,
+                    count: s.count,
+                };
+                Entry {
+                    name: RawName::from_slice(Key::of(s).name()),
+                    stats,
+                    first: NO_OFFSET,
+                }
+            })
+            .collect();
+        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        entries
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names of every long length, with NUL bytes, multi-byte characters
+    /// and repeated blocks.
+    pub(super) fn names() -> Vec<Vec<u8>> {
+        let mut names = Vec::new();
+        for len in 16..=MAX_NAME_LEN {
+            names.push((0..len).map(|i| b'a' + (i % 26) as u8).collect());
+            names.push([vec![0; len - 1], vec![b'z']].concat());
+            names.push(vec![0; len]);
+            names.push("é".repeat(len / 2).into_bytes());
+        }
+        // Blocks each of one repeated byte, swapped.
+        names.push([[b'x'; 32], [b'a'; 32], [b'b'; 32]].concat());
+        names.push([[b'x'; 32], [b'b'; 32], [b'a'; 32]].concat());
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    #[test]
+    fn keys_say_their_names_and_lengths() {
+        for name in names() {
+            let key = Key::new(&name);
+            assert_eq!(key.name(), &name[..]);
+            assert!(key.0[KEY_WORDS..].iter().all(|&w| w == 0));
+        }
+        // A name ending in NUL bytes is not its prefix.
+        assert_ne!(
+            Key::new(&[b'a'; 20]),
+            Key::new(&[&[b'a'; 20][..], &[0]].concat())
+        );
+    }
+
+    #[test]
+    fn stays_a_quarter_full_until_2_mib_then_half() {
+        let name = |i: usize| format!("a long name, number {i:>6}").into_bytes();
+        let mut t = Long::with_capacity(64);
+        for i in 0..16 {
+            assert!(t.add(&name(i), 1));
+        }
+        assert_eq!(t.slots.len(), 64);
+        assert!(t.add(&name(16), 1));
+        assert_eq!(t.slots.len(), 128);
+        // 2 MiB of slots: 16,384, which half full holds 8,192 names.
+        let big = (2 << 20) / std::mem::size_of::<Slot>();
+        let mut t = Long::with_capacity(big);
+        for i in 0..big / 2 {
+            assert!(t.add(&name(i), 1));
+        }
+        assert_eq!(t.slots.len(), big);
+        assert!(t.add(&name(big / 2), 1));
+        assert_eq!(t.slots.len(), 2 * big);
+        assert_eq!(t.len(), big / 2 + 1);
+    }
+
+    #[test]
+    fn agrees_with_a_map_on_names_that_differ_in_one_byte() {
+        let mut t = Long::default();
+        let mut want = std::collections::BTreeMap::new();
+        for (i, name) in names().into_iter().enumerate() {
+            for at in [0, name.len() / 2, name.len() - 1] {
+                let mut other = name.clone();
+                other[at] ^= 1;
+                for n in [&name, &other] {
+                    if std::str::from_utf8(n).is_ok() {
+                        assert!(t.add(n, i as i16));
+                        (want.entry(n.clone()))
+                            .and_modify(|s: &mut Stats| s.add(i as i16))
+                            .or_insert(Stats::new(i as i16));
+                    }
+                }
+            }
+        }
+        assert_eq!(t.len(), want.len());
+        let got: Vec<(Vec<u8>, Stats)> = (t.into_sorted().into_iter())
+            .map(|e| (e.name.to_vec(), e.stats))
+            .collect();
+        assert!(got.into_iter().eq(want));
+    }
+
+    #[test]
+    fn blocks_swapped_hash_apart() {
+        let a = [[b'x'; 32], [b'a'; 32], [b'b'; 32]].concat();
+        let b = [[b'x'; 32], [b'b'; 32], [b'a'; 32]].concat();
+        assert_ne!(Key::new(&a).hash(), Key::new(&b).hash());
+    }
+}
