@@ -7,7 +7,7 @@
 use std::hash::BuildHasher;
 use std::hint::black_box;
 
-use brc::engine::{chunked, fast, Partial};
+use brc::engine::{chunked, fast, Accumulator};
 use brc::generate::{Generator, Keys};
 use brc::output::{self, Format};
 use brc::parse;
@@ -178,7 +178,7 @@ fn table(c: &mut Criterion) {
 /// One 4 MiB chunk end to end through each parallel engine's per-thread
 /// state: parsing, hashing and updating together.
 fn chunk(c: &mut Criterion) {
-    fn feed<P: Partial>(input: &[u8]) -> usize {
+    fn feed<P: Accumulator>(input: &[u8]) -> usize {
         let mut p = P::default();
         p.feed(input, 0).unwrap();
         p.into_sorted().len()
@@ -187,13 +187,13 @@ fn chunk(c: &mut Criterion) {
     for (name, input) in data_sets() {
         g.throughput(Throughput::Bytes(input.len() as u64));
         g.bench_with_input(BenchmarkId::new("chunked", name), &input, |b, i| {
-            b.iter(|| feed::<chunked::Table>(i))
+            b.iter(|| feed::<chunked::Chunked>(i))
         });
         g.bench_with_input(BenchmarkId::new("swar", name), &input, |b, i| {
-            b.iter(|| feed::<fast::Fast<true>>(i))
+            b.iter(|| feed::<fast::Swar>(i))
         });
         g.bench_with_input(BenchmarkId::new("fast", name), &input, |b, i| {
-            b.iter(|| feed::<fast::Fast<false>>(i))
+            b.iter(|| feed::<fast::Fast>(i))
         });
     }
     g.finish();
@@ -205,8 +205,8 @@ fn finish(c: &mut Criterion) {
     let mut g = c.benchmark_group("finish");
     for (name, input) in data_sets() {
         let (_, half) = parse::line_at(&input, input.len() / 2);
-        let mut x = fast::Fast::<false>::default();
-        let mut y = fast::Fast::<false>::default();
+        let mut x = fast::Fast::default();
+        let mut y = fast::Fast::default();
         x.feed(&input[..half], 0).unwrap();
         y.feed(&input[half..], half).unwrap();
         g.bench_function(BenchmarkId::new("sort_and_merge", name), |b| {

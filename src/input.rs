@@ -26,7 +26,9 @@ use std::sync::Arc;
 
 use memmap2::{Mmap, UncheckedAdvice};
 
-use crate::engine::{self, naive, Engine, Job, Options, Partial, Summary};
+use crate::driver;
+use crate::engine::{naive, Accumulator, Engine, Job, Options};
+use crate::entry::Summary;
 use crate::error::Error;
 use crate::{shrink, stream};
 
@@ -363,7 +365,7 @@ impl Job for MappedJob<'_> {
         result
     }
 
-    fn parallel<P: Partial>(self) -> Self::Output {
+    fn parallel<P: Accumulator>(self) -> Self::Output {
         let (map, start) = (&self.map, self.start);
         let guard = shrink::Guard::new(map.as_ptr() as usize..map.as_ptr() as usize + map.len());
         let release = |range: Range<usize>| release(map, start + range.start..start + range.end);
@@ -373,7 +375,7 @@ impl Job for MappedJob<'_> {
             release(range);
         };
         let run = || {
-            engine::run_parallel_with::<P>(&map[start..], self.options, &done, &release).map_err(
+            driver::run_parallel_with::<P>(&map[start..], self.options, &done, &release).map_err(
                 |fault| {
                     let newlines = count_newlines_releasing(map, start..start + fault.offset);
                     fault.after_newlines(newlines).into()
@@ -407,7 +409,7 @@ impl Job for StreamJob<'_> {
         naive::aggregate(BufReader::with_capacity(NAIVE_BUFFER, self.reader))
     }
 
-    fn parallel<P: Partial>(self) -> Self::Output {
+    fn parallel<P: Accumulator>(self) -> Self::Output {
         stream::run::<P>(self.reader, self.options)
     }
 }

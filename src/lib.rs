@@ -23,7 +23,7 @@
 
 pub mod alloc;
 mod bits;
-pub mod chunk;
+pub mod driver;
 pub mod engine;
 pub mod entry;
 pub mod error;
@@ -39,7 +39,8 @@ pub mod stream;
 pub mod table;
 pub mod timings;
 
-pub use engine::{aggregate, Engine, Options};
+pub use driver::aggregate;
+pub use engine::{Engine, Options};
 pub use entry::Summary;
 pub use error::{DataError, Error, ErrorKind};
 pub use partial::Partial;

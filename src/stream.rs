@@ -4,7 +4,7 @@
 //! The calling thread reads: it fills blocks from a bounded pool of reusable
 //! buffers, carries the partial last line of each block over to the next,
 //! and hands blocks of whole lines to worker threads through a channel. Each
-//! worker feeds its own [`Partial`], as on a mapped file, and the partials
+//! worker feeds its own [`Accumulator`], as on a mapped file, and the partials
 //! are merged at the end. Memory is the pool (`threads + 2` blocks of the
 //! chunk size) plus the tables, whatever the length of the stream.
 //!
@@ -25,7 +25,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Mutex, PoisonError};
 
-use crate::engine::{self, Options, Partial};
+use crate::driver::{judge_whole, Finish};
+use crate::engine::{Accumulator, Options};
 use crate::entry::{Entry, Summary};
 use crate::error::{Error, ErrorKind, Fault};
 use crate::parse::{self, LineHead, MAX_LINE_LEN};
@@ -36,7 +37,7 @@ use crate::timings::{self, WorkerClock};
 /// `options.chunk_size` bytes. Gives the same summary, and the same error
 /// with the same line number, as the file path on the same bytes; a read
 /// error is reported unless the bytes before it hold a malformed line.
-pub fn run<P: Partial>(reader: impl Read, options: &Options) -> Result<Summary, Error> {
+pub fn run<P: Accumulator>(reader: impl Read, options: &Options) -> Result<Summary, Error> {
     let threads = options.threads.max(1);
     let (full_tx, full_rx) = mpsc::channel();
     let full_rx = Mutex::new(full_rx);
@@ -51,7 +52,7 @@ pub fn run<P: Partial>(reader: impl Read, options: &Options) -> Result<Summary, 
         full: full_tx,
         free: free_rx,
     };
-    let finish = engine::Finish::<P>::new(threads);
+    let finish = Finish::<P>::new(threads);
     let (read, results) = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
@@ -333,11 +334,11 @@ struct Located {
 /// A worker: feeds blocks into its own `P` until the reader is done,
 /// returning every buffer to the pool, then hands it in to `finish`, which
 /// gives its names sorted (or leaves them to another worker).
-fn work<P: Partial>(
+fn work<P: Accumulator>(
     full: &Mutex<Receiver<Block>>,
     free: Sender<Vec<u8>>,
     shared: &Shared,
-    finish: &engine::Finish<P>,
+    finish: &Finish<P>,
 ) -> (Option<Vec<Entry>>, Option<Located>) {
     let mut partial = P::default();
     let mut found = None;
@@ -381,11 +382,11 @@ fn work<P: Partial>(
 /// Feeds a block and checks the UTF-8 of its lines before the first parse
 /// fault (unless the engine does): the first fault in the block, as the
 /// file path would report it.
-fn check<P: Partial>(partial: &mut P, block: &[u8], offset: usize) -> Result<(), Fault> {
+fn check<P: Accumulator>(partial: &mut P, block: &[u8], offset: usize) -> Result<(), Fault> {
     // The block holds the whole line, however long.
     let parsed = partial
         .feed(block, offset)
-        .map_err(|fault| engine::judge_whole(fault, block, offset, &|_| {}));
+        .map_err(|fault| judge_whole(fault, block, offset, &|_| {}));
     let checked = match &parsed {
         Ok(()) => block.len(),
         Err(f) => f.offset - offset,
@@ -428,7 +429,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::engine::{aggregate, chunked, fast, Engine};
+    use crate::driver::aggregate;
+    use crate::engine::{chunked, fast, Engine};
     use crate::error::DataError;
 
     #[test]
@@ -437,7 +439,7 @@ mod tests {
             threads: 2,
             chunk_size: usize::MAX / 2,
         };
-        let err = run::<fast::Fast<false>>(&b"a;1.0\n"[..], &options).unwrap_err();
+        let err = run::<fast::Fast>(&b"a;1.0\n"[..], &options).unwrap_err();
         match err {
             Error::Io(e) => {
                 assert_eq!(e.kind(), io::ErrorKind::OutOfMemory);
@@ -476,10 +478,10 @@ mod tests {
         fail: bool,
         options: &Options,
     ) -> Result<Summary, Error> {
-        stream_with::<chunked::Table>(data, sizes, fail, options)
+        stream_with::<chunked::Chunked>(data, sizes, fail, options)
     }
 
-    fn stream_with<P: Partial>(
+    fn stream_with<P: Accumulator>(
         data: &[u8],
         sizes: Vec<usize>,
         fail: bool,
@@ -577,9 +579,9 @@ mod tests {
             // The fast engines check names' UTF-8 themselves, so the
             // stream skips its own check for them: both ways must agree.
             for got in [
-                stream_with::<chunked::Table>(&input, sizes.clone(), false, &options),
-                stream_with::<fast::Fast<false>>(&input, sizes.clone(), false, &options),
-                stream_with::<fast::Fast<true>>(&input, sizes.clone(), false, &options),
+                stream_with::<chunked::Chunked>(&input, sizes.clone(), false, &options),
+                stream_with::<fast::Fast>(&input, sizes.clone(), false, &options),
+                stream_with::<fast::Swar>(&input, sizes.clone(), false, &options),
             ] {
                 match got {
                     Err(Error::Data(got)) => prop_assert_eq!(got, expected.clone()),
@@ -717,7 +719,7 @@ mod tests {
         let mut input = io::Cursor::new(b"a;1.0\nb;".to_vec())
             .chain(io::repeat(b'7'))
             .take(len);
-        match run::<chunked::Table>(&mut input, &options) {
+        match run::<chunked::Chunked>(&mut input, &options) {
             Err(Error::Data(e)) => assert_eq!((e.line, e.offset), (2, 6)),
             other => panic!("expected a data error, got {other:?}"),
         }

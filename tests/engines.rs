@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use brc::engine::{chunked, Partial, DEFAULT_CHUNK_SIZE};
+use brc::engine::{chunked, Accumulator, DEFAULT_CHUNK_SIZE};
 use brc::parse::MAX_NAME_LEN;
 use brc::{aggregate, DataError, Engine, ErrorKind, Options, Summary};
 use proptest::prelude::*;
@@ -305,7 +305,7 @@ fn offset_of(lines: &[Vec<u8>], index: usize) -> u64 {
 /// invalid name is reported. (Which thread sees which chunk is up to the
 /// scheduler, so the property tests alone catch a slip here only now and
 /// then.) Engines that refuse invalid names in `feed` keep no offsets.
-fn merge_keeps_the_earliest_sighting<P: Partial>() {
+fn merge_keeps_the_earliest_sighting<P: Accumulator>() {
     let input = b"x;1.0\ny;2.0\nx;3.0\n";
     let (early, late) = (&input[..12], &input[12..]);
     let run = |first: &[u8], first_at, second: &[u8], second_at| {
@@ -335,17 +335,17 @@ fn merge_keeps_the_earliest_sighting<P: Partial>() {
 
 #[test]
 fn chunked_merge_keeps_the_earliest_sighting() {
-    merge_keeps_the_earliest_sighting::<chunked::Table>();
+    merge_keeps_the_earliest_sighting::<chunked::Chunked>();
 }
 
 #[test]
 fn swar_merge_keeps_the_earliest_sighting() {
-    merge_keeps_the_earliest_sighting::<brc::engine::fast::Fast<true>>();
+    merge_keeps_the_earliest_sighting::<brc::engine::fast::Swar>();
 }
 
 #[test]
 fn fast_merge_keeps_the_earliest_sighting() {
-    merge_keeps_the_earliest_sighting::<brc::engine::fast::Fast<false>>();
+    merge_keeps_the_earliest_sighting::<brc::engine::fast::Fast>();
 }
 
 /// One chunk is parsed as several streams side by side, so a later stream

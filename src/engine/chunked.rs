@@ -9,13 +9,15 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use crate::engine::Partial;
+use crate::engine::Accumulator;
 use crate::entry::{self, RawName};
 use crate::error::Fault;
 use crate::parse;
 use crate::stats::Stats;
 
-struct Entry {
+/// One name in the table: its hash, bytes, stats, and the offset of the
+/// line it was first seen on.
+struct Bucket {
     hash: u64,
     name: Box<[u8]>,
     stats: Stats,
@@ -24,12 +26,12 @@ struct Entry {
 
 /// One thread's stations, in a foldhash-keyed `HashTable`.
 #[derive(Default)]
-pub struct Table {
-    table: HashTable<Entry>,
+pub struct Chunked {
+    table: HashTable<Bucket>,
     hasher: foldhash::fast::FixedState,
 }
 
-impl Table {
+impl Chunked {
     fn add(&mut self, hash: u64, name: &[u8], stats: Stats, first: usize) {
         let found = self
             .table
@@ -40,19 +42,19 @@ impl Table {
                 e.first = e.first.min(first);
             }
             None => {
-                let entry = Entry {
+                let bucket = Bucket {
                     hash,
                     name: name.into(),
                     stats,
                     first,
                 };
-                self.table.insert_unique(hash, entry, |e| e.hash);
+                self.table.insert_unique(hash, bucket, |e| e.hash);
             }
         }
     }
 }
 
-impl Partial for Table {
+impl Accumulator for Chunked {
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault> {
         for (start, line) in parse::lines(chunk) {
             let (name, value) = parse::parse_line(line).map_err(|kind| Fault {

@@ -6,7 +6,7 @@
 //! not accept goes to the strict parser: it is either valid after all
 //! (added like any other) or the chunk's first fault.
 
-use crate::engine::Partial;
+use crate::engine::Accumulator;
 use crate::entry::Entry;
 use crate::error::Fault;
 use crate::parse::{self, MAX_LINE_LEN};
@@ -28,8 +28,9 @@ const STRETCH: usize = 4 << 20;
 /// Where to cut the lines that start in `chunk[from..limit]` into
 /// [`STREAMS`] stretches: after the first `\n` at or after each even split
 /// point. `None` if a split point has no `\n` within a valid line's length:
-/// a chunk can be one malformed line of any length (see [`crate::chunk`]),
-/// which must not be read through; then it is read as one stretch.
+/// a chunk can be one malformed line of any length (a driver's chunk
+/// ends with such a line), which must not be read through; then it is
+/// read as one stretch.
 fn cuts(chunk: &[u8], from: usize, limit: usize) -> Option<[usize; STREAMS - 1]> {
     let mut cuts = [0; STREAMS - 1];
     for (k, cut) in cuts.iter_mut().enumerate() {
@@ -40,18 +41,21 @@ fn cuts(chunk: &[u8], from: usize, limit: usize) -> Option<[usize; STREAMS - 1]>
     Some(cuts)
 }
 
-/// One thread's stations; `PORTABLE` forces the SWAR kernel.
+/// One thread's stations, scanned by the best kernel the CPU has or, if
+/// `SWAR`, by the portable one.
 #[derive(Clone, Default)]
-pub struct Fast<const PORTABLE: bool> {
+pub struct HandWritten<const SWAR: bool> {
     table: Table,
 }
 
-impl<const PORTABLE: bool> Fast<PORTABLE> {
-    const DISPATCH: Dispatch = if PORTABLE {
-        Dispatch::Swar
-    } else {
-        Dispatch::Best
-    };
+/// The `fast` engine: the hand-written scanner with the best kernel.
+pub type Fast = HandWritten<false>;
+
+/// The `swar` engine: the hand-written scanner with the portable kernel.
+pub type Swar = HandWritten<true>;
+
+impl<const SWAR: bool> HandWritten<SWAR> {
+    const DISPATCH: Dispatch = if SWAR { Dispatch::Swar } else { Dispatch::Best };
 
     /// Parses the lines starting in `p..end` (the first at `p`), handing
     /// any line the scanner does not accept to the strict parser; returns
@@ -92,7 +96,7 @@ impl<const PORTABLE: bool> Fast<PORTABLE> {
     }
 }
 
-impl<const PORTABLE: bool> Partial for Fast<PORTABLE> {
+impl<const SWAR: bool> Accumulator for HandWritten<SWAR> {
     // The table refuses such names, and the strict parser that gets them
     // checks them.
     const CHECKS_UTF8: bool = true;

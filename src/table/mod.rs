@@ -96,7 +96,7 @@ fn over_full<S>(len: usize, n: usize) -> bool {
 }
 
 /// The offset every entry of a [`Table`] carries. An [`Entry`]'s offset
-/// is where [`Summary::from_entries`](crate::engine::Summary::from_entries)
+/// is where [`Summary::from_entries`](crate::entry::Summary::from_entries)
 /// reports a name it refuses; this table refuses such names itself
 /// ([`acceptable`]), so it keeps no offsets at all: with a million names,
 /// keeping them took 7% of the CPU time and 35 MiB (docs/PERFORMANCE.md).
