@@ -38,6 +38,7 @@ pub mod stats;
 pub mod stream;
 pub mod table;
 pub mod timings;
+mod tuning;
 
 pub use driver::aggregate;
 pub use engine::{Engine, Options};

@@ -3,19 +3,14 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::parse::MAX_LINE_LEN;
-
-/// How many times the nominal size the chunks before the last ones are.
-const GROW: usize = 4;
-
-/// Chunks of the nominal size at the end, per thread.
-const TAIL: usize = 8;
+use crate::tuning::{CHUNK_GROW, CHUNK_TAIL};
 
 /// An input cut into chunks of about `size` bytes, each starting at a line
-/// start and ending after a `\n` (or at the end of the input), and `GROW`
-/// times as big except for the last few per thread: the kernel's work to
-/// take back a done chunk's pages (`MADV_DONTNEED`, a TLB flush on every
-/// core) is then done a quarter as often, while the last chunks still
-/// balance the threads' loads (docs/PERFORMANCE.md, step 31).
+/// start and ending after a `\n` (or at the end of the input), and
+/// [`CHUNK_GROW`] times as big except for the last [`CHUNK_TAIL`] per
+/// thread: the kernel's work to take back a done chunk's pages is then
+/// done less often, while the last chunks still balance the threads'
+/// loads (docs/PERFORMANCE.md, *Memory*).
 ///
 /// Threads call [`claim`](Chunks::claim) until it returns `None`; chunks are
 /// handed out in input order, so a thread that is done early takes more
@@ -33,7 +28,7 @@ const TAIL: usize = 8;
 pub struct Chunks<'a> {
     input: &'a [u8],
     size: usize,
-    /// How many chunks of `GROW * size` come first.
+    /// How many chunks of `CHUNK_GROW * size` come first.
     big: usize,
     next: AtomicUsize,
     /// A fault is known at or before this offset: chunks starting after it
@@ -43,12 +38,12 @@ pub struct Chunks<'a> {
 
 impl<'a> Chunks<'a> {
     /// Chunks of `input` for `threads` threads: of nominal size `size` (at
-    /// least 1) for the last `TAIL * threads` of them, and `GROW` times
+    /// least 1) for the last `CHUNK_TAIL * threads` of them, and `CHUNK_GROW` times
     /// that before.
     pub fn new(input: &'a [u8], size: usize, threads: usize) -> Chunks<'a> {
         let size = size.max(1);
-        let tail = size.saturating_mul(TAIL * threads.max(1));
-        let big = input.len().saturating_sub(tail) / size.saturating_mul(GROW);
+        let tail = size.saturating_mul(CHUNK_TAIL * threads.max(1));
+        let big = input.len().saturating_sub(tail) / size.saturating_mul(CHUNK_GROW);
         Chunks {
             input,
             size,
@@ -60,7 +55,7 @@ impl<'a> Chunks<'a> {
 
     /// Where chunk `i` nominally starts, `None` past `usize::MAX`.
     fn nominal(&self, i: usize) -> Option<usize> {
-        let big = self.size.saturating_mul(GROW);
+        let big = self.size.saturating_mul(CHUNK_GROW);
         if i <= self.big {
             return Some(i * big);
         }

@@ -51,10 +51,7 @@ pub struct Options {
     pub chunk_size: usize,
 }
 
-/// The default chunk size: small enough that two threads finish within a
-/// few milliseconds of each other, large enough that claiming a chunk is
-/// negligible.
-pub const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
+pub use crate::tuning::DEFAULT_CHUNK_SIZE;
 
 impl Default for Options {
     fn default() -> Options {

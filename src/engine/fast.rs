@@ -10,20 +10,13 @@ use crate::engine::Accumulator;
 use crate::entry::Entry;
 use crate::error::Fault;
 use crate::parse::{self, MAX_LINE_LEN};
-use crate::scan::{self, Dispatch, PAD, STREAMS};
+use crate::scan::{self, Dispatch, PAD};
 use crate::table::Table;
+use crate::tuning::{STREAMS, STRETCH};
 
 /// Bytes scanned per call of the scanner: a bound for the table's counts
 /// (see [`Table::adder`]), far above any chunk size in practice.
 const PIECE: usize = 1 << 30;
-
-/// Bytes of a chunk parsed side by side at a time. The scanner picks how
-/// to feed the table by its size ([`scan::scan_lockstep`]), and a million
-/// names' tables outgrow the plain feed within a few MiB: before the
-/// scanner changed feeds mid-stretch (docs/PERFORMANCE.md, step 50),
-/// with 16 MiB chunks read in one go, the 10^6-key file took 1.09× the
-/// CPU time (docs/PERFORMANCE.md, step 31).
-const STRETCH: usize = 4 << 20;
 
 /// Where to cut the lines that start in `chunk[from..limit]` into
 /// [`STREAMS`] stretches: after the first `\n` at or after each even split

@@ -4,9 +4,9 @@
 
 use super::kernel::Kernel;
 use super::line::{line, short_value};
-use super::STREAMS;
 use crate::bits::prefetch;
 use crate::table::{Adder, SHORT};
+use crate::tuning::{AHEAD, BATCH, STREAMS};
 
 /// How [`super::scan_lockstep`] feeds rows to the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,21 +55,12 @@ pub(super) unsafe fn lockstep<K: Kernel>(
     *ps = [a, b, c];
 }
 
-/// How far ahead of each stream's line [`step`] asks for the input.
-const AHEAD: usize = 512;
-
 /// Starts loading the input [`AHEAD`] bytes after `p`, which need not be
-/// in the buffer (a prefetch never faults).
-///
-/// Why: the hardware's prefetchers keep the three streams' input coming,
-/// but a window that reached into a cache line not yet in L1 still waited
-/// for it, on the chain from one line's start to the next, and a long
-/// name's far windows more often. On the 10K set, 512 bytes ahead took
-/// 0.89× the CPU time and 256 bytes 0.94× (31 alternated pairs each);
-/// 256, 1024 and 2048 against 512 measured 0.98×, 1.02×, 1.00×. The 413
-/// set, bound by its instructions rather than its waits, took 1.00×; the
-/// 10^6-key file, whose big tables are fed a batch behind
-/// ([`parse_ahead`]), 0.99× (docs/PERFORMANCE.md, step 42).
+/// in the buffer (a prefetch never faults): a window that reached into a
+/// cache line not yet in L1 waited for it, on the chain from one line's
+/// start to the next. The 413 set, bound by its instructions rather than
+/// its waits, neither gains nor loses (docs/PERFORMANCE.md, *The
+/// scanner*).
 #[inline(always)]
 fn prefetch_ahead(p: *const u8) {
     prefetch::<true, _>(p.wrapping_add(AHEAD));
@@ -104,11 +95,6 @@ unsafe fn step<K: Kernel>(adder: &mut Adder, buf: &[u8], p: &mut usize) -> bool 
         None => false,
     }
 }
-
-/// Rows per stream that [`batched`] parses before adding them. A million
-/// names: 32 took 0.93× the CPU time of 8, 64 the same as 32; 400,000
-/// names 0.98× (docs/PERFORMANCE.md, step 44).
-const BATCH: usize = 32;
 
 /// Parses the short line at `*p` into `rows[*n]` and prefetches its slot,
 /// or adds any other line the scanner takes (a long name, a value the

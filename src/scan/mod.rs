@@ -41,14 +41,12 @@ use self::line::lines;
 use self::swar::Swar;
 pub use self::value::parse_value;
 use crate::table::Adder;
+use crate::tuning::{BATCH_ODD_STRETCHES, SLICE, STREAMS};
 
 /// Bytes a line read may touch past its start: four 32-byte windows reach
 /// past the longest name (100 bytes), and the value's 8-byte read ends at
 /// most 109 bytes in.
 pub const PAD: usize = 128;
-
-/// How many stretches of a chunk [`scan_lockstep`] parses side by side.
-pub const STREAMS: usize = 3;
 
 /// Which kernel a scan runs: the one place it is chosen is [`avx2`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,25 +124,11 @@ pub fn scan_lockstep(
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
-    // A fuzzer's inputs are far too small for a big table, so under
-    // `cargo fuzz` (which sets `cfg(fuzzing)`) about half the stretches
-    // are fed in batches anyway, for the fuzz target to reach that code.
-    let batched = adder.is_big() || (cfg!(fuzzing) && ends[STREAMS - 1] % 2 == 1);
-    // Under `cargo fuzz` slices of a few lines, so that the fuzzer's small
-    // inputs cross slices as big ones do.
-    let slice = if cfg!(fuzzing) { 64 } else { SLICE };
-    if batched || plain_in_slices(dispatch, adder, buf, ps, ends, slice) {
+    let batched = adder.is_big() || (BATCH_ODD_STRETCHES && ends[STREAMS - 1] % 2 == 1);
+    if batched || plain_in_slices(dispatch, adder, buf, ps, ends, SLICE) {
         scan_lockstep_as(dispatch, Feed::Batched, adder, buf, ps, ends);
     }
 }
-
-/// Bytes of each stream that [`plain_in_slices`] feeds between two looks
-/// at the table's size: some 5,000 rows of the 10K set, so that a table
-/// outgrowing the L2 cache is fed plainly for at most a few thousand rows
-/// more, and the plain loop itself tests nothing but its streams' ends
-/// (testing the size there, every round, cost the 413 set 0.67
-/// instructions a row; docs/PERFORMANCE.md, step 52).
-const SLICE: usize = 64 << 10;
 
 /// [`scan_lockstep_as`] with the plain feed, `slice` bytes of each stream
 /// at a time; `true` if it stopped because the table outgrew the L2 cache,

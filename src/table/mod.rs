@@ -27,6 +27,9 @@ pub mod short;
 
 use crate::bits::prefetch;
 use crate::entry::{merge_runs, Entry};
+use crate::tuning::{
+    BIG_TABLE, DENSE, FULL_TABLE_BYTES, SHORT_SLOTS, SPARSE, SPREAD_BYTES, SPREAD_SLOTS,
+};
 
 pub use short::SHORT;
 
@@ -83,16 +86,11 @@ fn fold<C: std::ops::AddAssign>(
     *max = (*max).max(from.3);
 }
 
-/// Whether `len` names over-fill `n` slots of type `S`. Small tables stay
-/// at most a quarter full: at half, the 413 official names took a second
-/// probe on 29% of rows, each a mispredicted branch, and the 10K set's
-/// long names on 27% of theirs (0.973× the CPU time at a quarter, 21
-/// pairs; docs/PERFORMANCE.md, step 36). Past 2 MiB a table no longer
-/// fits in L2 whatever its load, and half full halves the memory a million
-/// names take (and the pages the kernel must fault in).
+/// Whether `len` names over-fill `n` slots of type `S`: small tables stay
+/// [`SPARSE`], tables past the L2 cache's size [`DENSE`].
 fn over_full<S>(len: usize, n: usize) -> bool {
-    let big = (2 << 20) / std::mem::size_of::<S>();
-    len * if n >= big { 2 } else { 4 } > n
+    let big = FULL_TABLE_BYTES / std::mem::size_of::<S>();
+    len * if n >= big { DENSE } else { SPARSE } > n
 }
 
 /// The offset every entry of a [`Table`] carries. An [`Entry`]'s offset
@@ -106,34 +104,6 @@ const NO_OFFSET: usize = 0;
 /// at least 5 bytes (`a;0.0`, the last line without its `\n`), so fewer
 /// than `5 × 2^32` bytes hold fewer than `2^32` rows.
 const RUN_BYTES: u64 = 5 * u32::MAX as u64;
-
-/// Short slots a table has once it has been given [`SPREAD_BYTES`] of
-/// input: 32,768 (1 MiB), in which 0.2% of the 413 official names sit
-/// past their home slot, where in the 4,096 a table starts with 5.7% did,
-/// and every row of such a name mispredicted the key's compare (0.064 per
-/// row of the 413 set's 0.115). The set's time 0.933× (21 pairs;
-/// docs/PERFORMANCE.md, step 38). Only the slots written take memory, and
-/// the 10K set's table reaches 2 MiB either way. Small inputs keep the
-/// small table: walking 1 MiB of slots to sort them costs a few hundred
-/// page faults, which made the fuzz target, whose inputs are a few KB,
-/// seven times slower.
-const SPREAD_SLOTS: usize = 1 << 15;
-
-/// Input after which a table spreads its short names ([`SPREAD_SLOTS`]).
-const SPREAD_BYTES: u64 = 1 << 20;
-
-/// Short-table size in bytes beyond which [`Adder::is_big`] holds, so that
-/// rows are parsed a batch ahead of their updates: from 4 MiB tables on,
-/// which outgrow the L2 cache of the machines measured (1 MiB a core).
-/// With the batch's slots prefetched into L2 and its long rows added as
-/// they come (steps 45 and 47 in docs/PERFORMANCE.md), 60,000 names' 4 MiB
-/// tables took 0.89× the CPU time of rows added as parsed, 100,000 and
-/// 200,000 names' 8 and 16 MiB ones 0.90× and 0.78× of rows fed one
-/// behind (the feed that served them before). The 10K set's 2 MiB table
-/// stays below: batched, it took 1.11×, its 8,400 short names' slots
-/// fitting in L2; 2 MiB tables gain from batches only past about 24,000
-/// names (12,000 names 1.14×, 24,000 0.99×, 30,000 0.95×).
-const BIG_TABLE: usize = 2 << 20;
 
 /// An open-addressing table from station names to [`Stats`](crate::Stats).
 #[derive(Clone)]
@@ -149,14 +119,10 @@ pub struct Table {
 
 impl Default for Table {
     fn default() -> Table {
-        // 128 KiB of short slots (4096), for small inputs: a table given
-        // more input grows to `SPREAD_SLOTS` (`Table::will_scan`). Under
-        // `cargo fuzz` 64, so that the fuzzer's inputs of a few KB, with
-        // far fewer than the 1,024 names that grow 4,096 slots, reach the
-        // growths, twofold and fourfold, as a big input's tables do.
-        let slots = if cfg!(fuzzing) { 1 << 6 } else { 1 << 12 };
+        // Small, for small inputs: a table given more input grows to
+        // `SPREAD_SLOTS` (`Table::will_scan`).
         Table {
-            short: short::Short::with_slots(slots),
+            short: short::Short::with_slots(SHORT_SLOTS),
             long: long::Long::default(),
             runs: Vec::new(),
             scanned: 0,
@@ -447,7 +413,7 @@ mod tests {
     #[test]
     fn the_official_names_sit_nearly_all_in_their_home_slots() {
         let mut t = Table::default();
-        assert_eq!(t.short.slots.len(), 1 << 12);
+        assert_eq!(t.short.slots.len(), SHORT_SLOTS);
         t.will_scan(SPREAD_BYTES as usize);
         assert_eq!(t.short.slots.len(), SPREAD_SLOTS);
         for station in crate::generate::official() {

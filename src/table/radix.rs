@@ -14,10 +14,7 @@
 //! 10^6 keys (11 alternated pairs each).
 
 use super::short::Slot;
-
-/// Buckets of at most this many slots are sorted by comparison, where a
-/// radix pass would cost more in its 256 counters than it saves.
-const SMALL: usize = 48;
+use crate::tuning::RADIX_SMALL;
 
 /// Sorts `slots` by their key `(a, b)`, using `spare` (at least as long)
 /// as scratch space. Keys must be distinct, as a table's are.
@@ -55,7 +52,7 @@ fn byte(s: &Slot, i: usize) -> usize {
 fn msd(src: &mut [Slot], dst: &mut [Slot], mut i: usize, into_dst: bool) {
     let mut counts = [0usize; 256];
     loop {
-        if src.len() <= SMALL || i == 16 {
+        if src.len() <= RADIX_SMALL || i == 16 {
             src.sort_unstable_by_key(|s| (s.a, s.b));
             if into_dst {
                 dst.copy_from_slice(src);

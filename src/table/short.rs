@@ -17,6 +17,7 @@ use super::NO_OFFSET;
 use crate::bits::{matches, prefetch, HI, HUGE_PAGE};
 use crate::entry::{Entry, RawName};
 use crate::stats::Stats;
+use crate::tuning::{FOURFOLD_SAMPLE, GROW_AHEAD};
 
 /// The longest name this table holds: the name and its `;` fill 16 bytes.
 pub const SHORT: usize = 15;
@@ -304,7 +305,7 @@ impl Short {
             // (docs/PERFORMANCE.md, step 46); 16 old slots ahead, 64 new
             // ones when growing fourfold.
             prefetch::<true, _>(
-                (self.slots.as_ptr()).wrapping_add((times * j).saturating_sub(16 * times)),
+                (self.slots.as_ptr()).wrapping_add((times * j).saturating_sub(GROW_AHEAD * times)),
             );
             let mut moving = self.slots[j];
             if moving.a | moving.b == 0 || is_placed(&placed, j) {
@@ -353,11 +354,8 @@ impl Short {
                 rows += u64::from(s.count);
             }
         }
-        // Too few names to judge by (a small table's early growths); under
-        // `cargo fuzz`, whose inputs hold a few dozen names, fewer suffice,
-        // so that the fuzzer reaches fourfold growth.
-        let enough = if cfg!(fuzzing) { 8 } else { 64 };
-        names >= enough && rows * 10 < names * 13
+        // Too few names to judge by: a small table's early growths.
+        names >= FOURFOLD_SAMPLE && rows * 10 < names * 13
     }
 
     /// Every name with its stats, sorted by the name's bytes. The slots

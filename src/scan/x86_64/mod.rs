@@ -6,8 +6,8 @@ mod avx2;
 use self::avx2::Avx2;
 use super::feed::{batched, lockstep};
 use super::line::lines;
-use super::STREAMS;
 use crate::table::Adder;
+use crate::tuning::STREAMS;
 
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 pub(super) unsafe fn lines_avx2(

@@ -46,6 +46,7 @@ use super::NO_OFFSET;
 use crate::entry::{Entry, RawName};
 use crate::parse::MAX_NAME_LEN;
 use crate::stats::Stats;
+use crate::tuning::LONG_SLOTS;
 
 /// Words of a slot's key: the longest name and its `;`, rounded up to a
 /// word.
@@ -204,8 +205,7 @@ pub(super) struct Long {
 
 impl Default for Long {
     fn default() -> Long {
-        // 8 KiB: the 413 official names hold a dozen long ones.
-        Long::with_capacity(64)
+        Long::with_capacity(LONG_SLOTS)
     }
 }
 
