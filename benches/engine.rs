@@ -7,12 +7,9 @@
 use std::hash::BuildHasher;
 use std::hint::black_box;
 
-use brc::engine::{chunked, fast, Accumulator};
+use brc::bench::{merge_runs, parse, scan, Accumulator, Chunked, Fast, Swar, Table};
 use brc::generate::{Generator, Keys};
 use brc::output::{self, Format};
-use brc::parse;
-use brc::scan;
-use brc::table::Table;
 use brc::{Stats, Summary};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hashbrown::HashTable;
@@ -187,13 +184,13 @@ fn chunk(c: &mut Criterion) {
     for (name, input) in data_sets() {
         g.throughput(Throughput::Bytes(input.len() as u64));
         g.bench_with_input(BenchmarkId::new("chunked", name), &input, |b, i| {
-            b.iter(|| feed::<chunked::Chunked>(i))
+            b.iter(|| feed::<Chunked>(i))
         });
         g.bench_with_input(BenchmarkId::new("swar", name), &input, |b, i| {
-            b.iter(|| feed::<fast::Swar>(i))
+            b.iter(|| feed::<Swar>(i))
         });
         g.bench_with_input(BenchmarkId::new("fast", name), &input, |b, i| {
-            b.iter(|| feed::<fast::Fast>(i))
+            b.iter(|| feed::<Fast>(i))
         });
     }
     g.finish();
@@ -205,14 +202,14 @@ fn finish(c: &mut Criterion) {
     let mut g = c.benchmark_group("finish");
     for (name, input) in data_sets() {
         let (_, half) = parse::line_at(&input, input.len() / 2);
-        let mut x = fast::Fast::default();
-        let mut y = fast::Fast::default();
+        let mut x = Fast::default();
+        let mut y = Fast::default();
         x.feed(&input[..half], 0).unwrap();
         y.feed(&input[half..], half).unwrap();
         g.bench_function(BenchmarkId::new("sort_and_merge", name), |b| {
             b.iter_batched(
                 || (x.clone(), y.clone()),
-                |(x, y)| brc::entry::merge_runs(vec![x.into_sorted(), y.into_sorted()]),
+                |(x, y)| merge_runs(vec![x.into_sorted(), y.into_sorted()]),
                 criterion::BatchSize::LargeInput,
             )
         });

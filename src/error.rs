@@ -113,7 +113,7 @@ pub(crate) struct Shown<'a>(pub(crate) &'a [u8]);
 const LIMIT: usize = 40;
 
 /// How many bytes [`quoted`] keeps.
-pub const QUOTED_LEN: usize = LIMIT + 1;
+pub(crate) const QUOTED_LEN: usize = LIMIT + 1;
 
 /// What an [`ErrorKind`] keeps of the bytes it quotes: what the message
 /// shows, and one byte more so it still knows to print `…`. A malformed

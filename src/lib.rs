@@ -1,42 +1,47 @@
 //! brc: exact, fast aggregation of `<name>;<value>` measurement files.
 //!
 //! The library holds everything; the `brc` binary is a thin command line
-//! over it. The pieces, in the order data flows through them:
+//! over it: it opens an [`input`], aggregates it with an [`Engine`] into a
+//! [`Summary`], and prints that in one of the [`output`] formats.
 //!
-//! - [`input`]: opening files and standard input, mapped or streamed,
-//!   decompressed if need be; aggregating them in bounded memory.
-//! - [`stream`]: the streaming driver for pipes and decompressors.
-//! - [`parse`]: the strict line grammar and the value parser (integer tenths).
-//! - [`stats`]: the exact per-station accumulator and the official rounding rule.
-//! - [`engine`]: the interchangeable engines that turn bytes into a
-//!   [`Summary`]; `naive` is the oracle every other engine is
-//!   tested against.
-//! - [`output`]: the output formats (official one-line, lines, JSON, CSV,
-//!   partial).
-//! - [`partial`]: the exact, mergeable state of an aggregation
-//!   ([`Partial`]), its text format, and merging.
-//! - [`error`]: the typed errors, carrying byte offsets and line numbers.
+//! The modules, from the bottom layer up; each uses only modules listed
+//! before it:
 //!
-//! And on the side, [`generate`]: the reproducible, parallel generator of
-//! measurement files (`brc generate`); and [`alloc`], the binary's global
-//! allocator, which puts big blocks on huge pages.
+//! - `stats`: the exact per-station accumulator and the official rounding rule.
+//! - `error`: the typed errors, carrying byte offsets and line numbers.
+//! - `parse`: the strict line grammar and the value parser (integer tenths).
+//! - `entry`: raw names with their stats, the merge of sorted runs, the [`Summary`].
+//! - `bits`: finding a byte in a word, unaligned loads, prefetches, the huge-page size.
+//! - `tuning`: every tuning constant and every override a fuzzing build makes.
+//! - `table`: the hand-written per-thread hash table of the fast engines.
+//! - `scan`: the fast engines' parser, a word or a vector at a time.
+//! - `engine`: the engines, each a per-thread accumulator, and their names.
+//! - [`timings`]: `brc --timings`, where a run's time went, phase by phase.
+//! - `driver`: feeding the accumulators from bytes in memory, threads claiming chunks.
+//! - `stream`: feeding the accumulators from a stream, a reader handing out blocks.
+//! - [`shrink`]: a mapped file that shrinks while it is read: an error, not a crash.
+//! - [`input`]: opening files and standard input, mapped or streamed, decompressed.
+//! - [`output`]: the output formats (official one-line, lines, JSON, CSV, partial).
+//! - [`partial`]: the exact, mergeable state of an aggregation, its text format, merging.
+//! - [`generate`]: the reproducible, parallel generator of measurement files.
+//! - [`alloc`]: the binary's global allocator, which puts big blocks on huge pages.
 
 pub mod alloc;
 mod bits;
-pub mod driver;
-pub mod engine;
-pub mod entry;
-pub mod error;
+mod driver;
+mod engine;
+mod entry;
+mod error;
 pub mod generate;
 pub mod input;
 pub mod output;
-pub mod parse;
+mod parse;
 pub mod partial;
-pub mod scan;
+mod scan;
 pub mod shrink;
-pub mod stats;
-pub mod stream;
-pub mod table;
+mod stats;
+mod stream;
+mod table;
 pub mod timings;
 mod tuning;
 
@@ -46,3 +51,26 @@ pub use entry::Summary;
 pub use error::{DataError, Error, ErrorKind};
 pub use partial::Partial;
 pub use stats::Stats;
+
+/// What the benches, the integration tests and the fuzz target reach
+/// inside the library. Not a stable interface: it follows the internals.
+#[doc(hidden)]
+pub mod bench {
+    pub use crate::engine::chunked::Chunked;
+    pub use crate::engine::fast::{Fast, Swar};
+    pub use crate::engine::Accumulator;
+    pub use crate::entry::{merge_runs, Entry, RawName};
+    pub use crate::error::{quoted, Fault};
+    pub use crate::table::{Adder, Table};
+    pub use crate::tuning::DEFAULT_CHUNK_SIZE;
+
+    /// The strict line grammar.
+    pub mod parse {
+        pub use crate::parse::{line_at, lines, parse_line, parse_value, MAX_NAME_LEN};
+    }
+
+    /// The scanner's value parser, one word at a time.
+    pub mod scan {
+        pub use crate::scan::parse_value;
+    }
+}

@@ -18,7 +18,7 @@ pub const MAX_NAME_LEN: usize = 100;
 /// The longest valid line without its `\n`, in bytes: a name of
 /// [`MAX_NAME_LEN`] bytes, `;` and `-99.9`. A longer line is malformed
 /// whatever it holds.
-pub const MAX_LINE_LEN: usize = MAX_NAME_LEN + 1 + 5;
+pub(crate) const MAX_LINE_LEN: usize = MAX_NAME_LEN + 1 + 5;
 
 /// How much of a line's start decides [`parse_line`]'s verdict on it: a
 /// name of at most [`MAX_NAME_LEN`] bytes, its `;`, and as much of the value
@@ -26,7 +26,7 @@ pub const MAX_LINE_LEN: usize = MAX_NAME_LEN + 1 + 5;
 /// verdict on these bytes alone is the verdict on the whole line, except
 /// when they hold no `;`: then it depends on whether one comes later (a
 /// name too long) or not (no `;`). [`LineHead`] keeps exactly that.
-pub const HEAD_LEN: usize = MAX_NAME_LEN + 1 + QUOTED_LEN;
+pub(crate) const HEAD_LEN: usize = MAX_NAME_LEN + 1 + QUOTED_LEN;
 
 /// Parses a value matching `-?\d{1,2}\.\d` into tenths; `None` otherwise.
 pub fn parse_value(bytes: &[u8]) -> Option<i16> {
@@ -75,7 +75,7 @@ pub fn parse_line(line: &[u8]) -> Result<(&[u8], i16), ErrorKind> {
 /// memory, exactly as `parse_line` judges it whole; a line that fits in the
 /// head costs one search for its `\n`, like reading it whole.
 #[derive(Clone, Debug, Default)]
-pub struct LineHead {
+pub(crate) struct LineHead {
     head: Vec<u8>,
     len: usize,
     /// The first `;` after the head, when the head holds none.
@@ -84,7 +84,7 @@ pub struct LineHead {
 
 impl LineHead {
     /// Forgets the line, to read another.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.head.clear();
         self.len = 0;
         self.far_semi = None;
@@ -93,7 +93,7 @@ impl LineHead {
     /// Reads the line on through `bytes`, which continue what was read of
     /// it so far: up to its `\n`, whose index in `bytes` is returned, or
     /// through all of `bytes` (`None`) if the line goes on after them.
-    pub fn extend(&mut self, bytes: &[u8]) -> Option<usize> {
+    pub(crate) fn extend(&mut self, bytes: &[u8]) -> Option<usize> {
         let end = memchr::memchr(b'\n', bytes);
         let line = &bytes[..end.unwrap_or(bytes.len())];
         let (kept, beyond) = line.split_at(line.len().min(HEAD_LEN - self.head.len()));
@@ -108,13 +108,13 @@ impl LineHead {
 
     /// Whether the rest of the line, whatever it holds, can no longer
     /// change the verdict: the head is full and a `;` has been seen.
-    pub fn decided(&self) -> bool {
+    pub(crate) fn decided(&self) -> bool {
         self.head.len() == HEAD_LEN && (self.far_semi.is_some() || self.head.contains(&b';'))
     }
 
     /// [`parse_line`]'s verdict on the line read so far (on the whole line,
     /// once its end or [`decided`](LineHead::decided)).
-    pub fn parse(&self) -> Result<(&[u8], i16), ErrorKind> {
+    pub(crate) fn parse(&self) -> Result<(&[u8], i16), ErrorKind> {
         match self.far_semi {
             // Only the name's length is left to say.
             Some(semi) => Err(ErrorKind::NameTooLong { len: semi }),
@@ -124,7 +124,7 @@ impl LineHead {
 }
 
 /// Checks that a name is valid UTF-8, returning it as a `&str`.
-pub fn check_name(name: &[u8]) -> Result<&str, ErrorKind> {
+pub(crate) fn check_name(name: &[u8]) -> Result<&str, ErrorKind> {
     std::str::from_utf8(name).map_err(|_| ErrorKind::InvalidUtf8 {
         name: name.to_vec(),
     })

@@ -105,8 +105,8 @@ fn install() -> Option<usize> {
         let page = usize::try_from(page).ok().filter(|p| p.is_power_of_two())?;
         // SAFETY: an all-zero `sigaction` is a valid value of the C struct
         // (no handler, empty mask, no flags); both are filled in below.
-        let mut ours: libc::sigaction = unsafe { std::mem::zeroed() };
-        let mut before: libc::sigaction = unsafe { std::mem::zeroed() };
+        let (mut ours, mut before): (libc::sigaction, libc::sigaction) =
+            unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
         ours.sa_sigaction = on_sigbus as extern "C" fn(_, _, _) as usize;
         ours.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
         // SAFETY: `sa_mask` is a valid `sigset_t` to empty; `sigaction`

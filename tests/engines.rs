@@ -9,8 +9,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use brc::engine::{chunked, Accumulator, DEFAULT_CHUNK_SIZE};
-use brc::parse::MAX_NAME_LEN;
+use brc::bench::parse::MAX_NAME_LEN;
+use brc::bench::{Accumulator, Chunked, DEFAULT_CHUNK_SIZE};
 use brc::{aggregate, DataError, Engine, ErrorKind, Options, Summary};
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -233,7 +233,7 @@ fn fault() -> impl Strategy<Value = (Vec<u8>, ErrorKind)> {
     prop_oneof![
         (name(), value()).prop_map(|(name, (text, _))| {
             let line = format!("{name}{text}").into_bytes();
-            let quoted = brc::error::quoted(&line);
+            let quoted = brc::bench::quoted(&line);
             (line, ErrorKind::MissingSemicolon { line: quoted })
         }),
         value().prop_map(|(text, _)| (format!(";{text}").into_bytes(), ErrorKind::EmptyName)),
@@ -241,7 +241,7 @@ fn fault() -> impl Strategy<Value = (Vec<u8>, ErrorKind)> {
         (name(), invalid_value()).prop_map(|(name, value)| (
             format!("{name};{value}").into_bytes(),
             ErrorKind::InvalidValue {
-                value: brc::error::quoted(value.as_bytes())
+                value: brc::bench::quoted(value.as_bytes())
             }
         )),
         (name(), invalid_utf8(), name(), value()).prop_map(|(before, bad, after, (text, _))| {
@@ -258,7 +258,7 @@ fn fault() -> impl Strategy<Value = (Vec<u8>, ErrorKind)> {
         // `;` at all, and a value far too long.
         prop::collection::vec(name(), 2..=6).prop_map(|parts| {
             let line = parts.concat().into_bytes();
-            let quoted = brc::error::quoted(&line);
+            let quoted = brc::bench::quoted(&line);
             (line, ErrorKind::MissingSemicolon { line: quoted })
         }),
         (name(), value(), prop::collection::vec(name(), 1..=4)).prop_map(
@@ -268,7 +268,7 @@ fn fault() -> impl Strategy<Value = (Vec<u8>, ErrorKind)> {
                 (
                     format!("{name};{value}").into_bytes(),
                     ErrorKind::InvalidValue {
-                        value: brc::error::quoted(value.as_bytes()),
+                        value: brc::bench::quoted(value.as_bytes()),
                     },
                 )
             }
@@ -312,7 +312,7 @@ fn merge_keeps_the_earliest_sighting<P: Accumulator>() {
         let (mut a, mut b) = (P::default(), P::default());
         a.feed(first, first_at).unwrap();
         b.feed(second, second_at).unwrap();
-        brc::entry::merge_runs(vec![a.into_sorted(), b.into_sorted()])
+        brc::bench::merge_runs(vec![a.into_sorted(), b.into_sorted()])
             .into_iter()
             .map(|e| {
                 let s = e.stats;
@@ -335,17 +335,17 @@ fn merge_keeps_the_earliest_sighting<P: Accumulator>() {
 
 #[test]
 fn chunked_merge_keeps_the_earliest_sighting() {
-    merge_keeps_the_earliest_sighting::<chunked::Chunked>();
+    merge_keeps_the_earliest_sighting::<Chunked>();
 }
 
 #[test]
 fn swar_merge_keeps_the_earliest_sighting() {
-    merge_keeps_the_earliest_sighting::<brc::engine::fast::Swar>();
+    merge_keeps_the_earliest_sighting::<brc::bench::Swar>();
 }
 
 #[test]
 fn fast_merge_keeps_the_earliest_sighting() {
-    merge_keeps_the_earliest_sighting::<brc::engine::fast::Fast>();
+    merge_keeps_the_earliest_sighting::<brc::bench::Fast>();
 }
 
 /// One chunk is parsed as several streams side by side, so a later stream

@@ -25,7 +25,7 @@ use crate::tuning::{CHUNK_GROW, CHUNK_TAIL};
 /// more than the start of that line. (A claim racing past on another
 /// thread may still get a later chunk, overlapping the rest so taken; all
 /// it holds comes after that malformed line, so none of it shows.)
-pub struct Chunks<'a> {
+pub(super) struct Chunks<'a> {
     input: &'a [u8],
     size: usize,
     /// How many chunks of `CHUNK_GROW * size` come first.
@@ -40,7 +40,7 @@ impl<'a> Chunks<'a> {
     /// Chunks of `input` for `threads` threads: of nominal size `size` (at
     /// least 1) for the last `CHUNK_TAIL * threads` of them, and `CHUNK_GROW` times
     /// that before.
-    pub fn new(input: &'a [u8], size: usize, threads: usize) -> Chunks<'a> {
+    pub(super) fn new(input: &'a [u8], size: usize, threads: usize) -> Chunks<'a> {
         let size = size.max(1);
         let tail = size.saturating_mul(CHUNK_TAIL * threads.max(1));
         let big = input.len().saturating_sub(tail) / size.saturating_mul(CHUNK_GROW);
@@ -64,7 +64,7 @@ impl<'a> Chunks<'a> {
 
     /// Records that a malformed line starts at or before `offset`: no chunk
     /// starting after it is handed out any more.
-    pub fn fault_at(&self, offset: usize) {
+    pub(super) fn fault_at(&self, offset: usize) {
         self.fault_bound.fetch_min(offset, Ordering::Relaxed);
     }
 
@@ -95,7 +95,7 @@ impl<'a> Chunks<'a> {
     /// Claims the next non-empty chunk: its offset in the input and its
     /// bytes. `None` once the input is handed out, or the chunks left start
     /// after a fault (see [`fault_at`](Chunks::fault_at)).
-    pub fn claim(&self) -> Option<(usize, &'a [u8])> {
+    pub(super) fn claim(&self) -> Option<(usize, &'a [u8])> {
         loop {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
             let nominal = self.nominal(i)?;

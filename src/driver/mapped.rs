@@ -36,7 +36,10 @@ pub fn aggregate(engine: Engine, input: &[u8], options: &Options) -> Result<Summ
 /// Runs a parallel engine: threads claim chunks in input order from an
 /// atomic cursor, each feeds its own [`Accumulator`], then the accumulators
 /// are sorted and merged (see [`Accumulator::ABSORBS`]).
-pub fn run_parallel<A: Accumulator>(input: &[u8], options: &Options) -> Result<Summary, Fault> {
+pub(super) fn run_parallel<A: Accumulator>(
+    input: &[u8],
+    options: &Options,
+) -> Result<Summary, Fault> {
     run_parallel_with::<A>(input, options, &|_| {}, &|_| {})
 }
 
@@ -45,7 +48,7 @@ pub fn run_parallel<A: Accumulator>(input: &[u8], options: &Options) -> Result<S
 /// malformed line, see [`judge_whole`]): the mapped-file path returns the
 /// pages of both to the kernel, so a file's pages do not pile up in memory,
 /// and counts progress in `done`.
-pub fn run_parallel_with<A: Accumulator>(
+pub(crate) fn run_parallel_with<A: Accumulator>(
     input: &[u8],
     options: &Options,
     done: &(dyn Fn(Range<usize>) + Sync),

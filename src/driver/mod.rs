@@ -13,7 +13,8 @@ mod mapped;
 
 use std::ops::Range;
 
-pub use self::mapped::{aggregate, run_parallel_with};
+pub use self::mapped::aggregate;
+pub(crate) use self::mapped::run_parallel_with;
 use crate::engine::Accumulator;
 use crate::entry::Entry;
 use crate::error::{ErrorKind, Fault};
@@ -72,7 +73,7 @@ impl<A: Accumulator> Finish<A> {
 /// `;`. `input` is the input from byte `base` on; it is read from the
 /// fault's line on, a window at a time and only until the verdict is known,
 /// calling `release` with each window once read.
-pub fn judge_whole(
+pub(crate) fn judge_whole(
     fault: Fault,
     input: &[u8],
     base: usize,

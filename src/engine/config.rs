@@ -51,7 +51,7 @@ pub struct Options {
     pub chunk_size: usize,
 }
 
-pub use crate::tuning::DEFAULT_CHUNK_SIZE;
+use crate::tuning::DEFAULT_CHUNK_SIZE;
 
 impl Default for Options {
     fn default() -> Options {

@@ -17,12 +17,12 @@
 //! the drivers of [`crate::driver`] feed each thread's accumulator its
 //! share of the input, and merge what the accumulators hold in the end.
 
-pub mod chunked;
+pub(crate) mod chunked;
 mod config;
-pub mod fast;
-pub mod naive;
+pub(crate) mod fast;
+pub(crate) mod naive;
 
-pub use self::config::{Engine, Options, DEFAULT_CHUNK_SIZE};
+pub use self::config::{Engine, Options};
 use crate::entry::Entry;
 use crate::error::Fault;
 

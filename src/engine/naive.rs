@@ -19,7 +19,7 @@ use crate::parse::{self, LineHead};
 use crate::stats::Stats;
 
 /// Aggregates `input` line by line.
-pub fn aggregate(mut input: impl BufRead) -> Result<Summary, Error> {
+pub(crate) fn aggregate(mut input: impl BufRead) -> Result<Summary, Error> {
     let mut map: HashMap<String, Stats> = HashMap::new();
     let mut line = LineHead::default();
     let (mut number, mut offset) = (0, 0);

@@ -46,11 +46,11 @@ use crate::tuning::{BATCH_ODD_STRETCHES, SLICE, STREAMS};
 /// Bytes a line read may touch past its start: four 32-byte windows reach
 /// past the longest name (100 bytes), and the value's 8-byte read ends at
 /// most 109 bytes in.
-pub const PAD: usize = 128;
+pub(crate) const PAD: usize = 128;
 
 /// Which kernel a scan runs: the one place it is chosen is [`avx2`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dispatch {
+pub(crate) enum Dispatch {
     /// The best this CPU has (AVX2 if present, else SWAR).
     Best,
     /// The portable SWAR kernel, whatever the CPU: the `swar` engine, and
@@ -78,7 +78,7 @@ fn avx2(dispatch: Dispatch) -> bool {
 ///
 /// # Panics
 /// If `limit + PAD > buf.len()`.
-pub fn scan(
+pub(crate) fn scan(
     dispatch: Dispatch,
     adder: &mut Adder,
     buf: &[u8],
@@ -117,7 +117,7 @@ pub fn scan(
 ///
 /// # Panics
 /// If some `ends[k] + PAD > buf.len()`.
-pub fn scan_lockstep(
+pub(crate) fn scan_lockstep(
     dispatch: Dispatch,
     adder: &mut Adder,
     buf: &[u8],

@@ -23,7 +23,7 @@
 
 mod long;
 mod radix;
-pub mod short;
+mod short;
 
 use crate::bits::prefetch;
 use crate::entry::{merge_runs, Entry};
@@ -31,7 +31,7 @@ use crate::tuning::{
     BIG_TABLE, DENSE, FULL_TABLE_BYTES, SHORT_SLOTS, SPARSE, SPREAD_BYTES, SPREAD_SLOTS,
 };
 
-pub use short::SHORT;
+pub(crate) use short::SHORT;
 
 /// Whether a name may enter the table: not empty, valid UTF-8, no `\n`.
 ///

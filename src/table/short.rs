@@ -20,7 +20,7 @@ use crate::stats::Stats;
 use crate::tuning::{FOURFOLD_SAMPLE, GROW_AHEAD};
 
 /// The longest name this table holds: the name and its `;` fill 16 bytes.
-pub const SHORT: usize = 15;
+pub(crate) const SHORT: usize = 15;
 
 /// One name: its key and its stats. All zeros is an empty slot.
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -122,7 +122,7 @@ impl std::ops::DerefMut for Slots {
 
 /// The key of a name of at most [`SHORT`] bytes: its bytes and `;`,
 /// zero-padded to 16, as two little-endian words.
-pub fn key(name: &[u8]) -> (u64, u64) {
+pub(super) fn key(name: &[u8]) -> (u64, u64) {
     assert!(name.len() <= SHORT);
     let mut buf = [0u8; 16];
     buf[..name.len()].copy_from_slice(name);
@@ -190,7 +190,7 @@ pub(super) struct Short {
 
 impl Short {
     /// A table of `n` slots (a power of two, at least 2).
-    pub fn with_slots(n: usize) -> Short {
+    pub(super) fn with_slots(n: usize) -> Short {
         debug_assert!(n.is_power_of_two() && n >= 2);
         Short {
             slots: Slots::empty(n),
@@ -199,12 +199,12 @@ impl Short {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.len
     }
 
     /// Grows the table to at least `n` slots (a power of two).
-    pub fn reserve(&mut self, n: usize) {
+    pub(super) fn reserve(&mut self, n: usize) {
         while self.slots.len() < n {
             self.grow();
         }
@@ -225,7 +225,7 @@ impl Short {
     /// caller holding slot pointers must refresh them.
     #[cold]
     #[inline(never)]
-    pub fn insert(&mut self, i: usize, a: u64, b: u64, value: i16) -> bool {
+    pub(super) fn insert(&mut self, i: usize, a: u64, b: u64, value: i16) -> bool {
         if !acceptable(a, b) {
             return false;
         }
@@ -260,7 +260,7 @@ impl Short {
     /// size, at a multiple or a fraction of it otherwise): both are read
     /// from front to back, not at random. The caller keeps the counts'
     /// sums from overflowing ([`super::Table::absorb`]).
-    pub fn absorb(&mut self, other: &Short) {
+    pub(super) fn absorb(&mut self, other: &Short) {
         for s in other.slots.iter().filter(|s| s.a | s.b != 0) {
             let mask = self.slots.len() - 1;
             let mut i = home(s.a, s.b, self.shift);
@@ -366,7 +366,7 @@ impl Short {
     /// as its scratch space. Sorting indices instead, and then reading the
     /// slots in name order (random order), took a buffer as large as half
     /// the slots and a cache miss per name (docs/PERFORMANCE.md, step 23).
-    pub fn into_sorted(mut self) -> Vec<Entry> {
+    pub(super) fn into_sorted(mut self) -> Vec<Entry> {
         let mut n = 0;
         for i in 0..self.slots.len() {
             let s = self.slots[i];

@@ -58,7 +58,12 @@ impl Long {
     /// call of [`Long::settle_avx2`], its first `;` at `p + len` with
     /// `len <= MAX_NAME_LEN`, and the CPU must have AVX2.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn add_deferred_avx2(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+    pub(crate) unsafe fn add_deferred_avx2(
+        &mut self,
+        p: *const u8,
+        len: usize,
+        value: i16,
+    ) -> bool {
         // SAFETY: forwarded from the caller.
         unsafe { self.defer::<avx2::Blocks>(p, len, value) }
     }
@@ -71,7 +76,7 @@ impl Long {
     /// # Safety
     /// As for [`Long::add_deferred_avx2`], with `len < 32`.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn add_head_avx2(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+    pub(crate) unsafe fn add_head_avx2(&mut self, p: *const u8, len: usize, value: i16) -> bool {
         // SAFETY: forwarded from the caller.
         unsafe { self.defer::<avx2::Head>(p, len, value) }
     }
@@ -121,7 +126,7 @@ impl Long {
     /// The deferred row's bytes must still be valid (see
     /// [`Long::add_deferred_avx2`]), and the CPU must have AVX2.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn settle_avx2(&mut self) -> Option<*const u8> {
+    pub(crate) unsafe fn settle_avx2(&mut self) -> Option<*const u8> {
         if let Some(row) = self.deferred.blocks.take() {
             // SAFETY: forwarded from the caller.
             unsafe { self.add_deferred_row::<avx2::Blocks>(row) };

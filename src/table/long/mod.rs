@@ -211,7 +211,7 @@ impl Default for Long {
 
 impl Long {
     /// A table with `slots` slots (rounded up to a power of two).
-    pub fn with_capacity(slots: usize) -> Long {
+    pub(super) fn with_capacity(slots: usize) -> Long {
         let n = slots.next_power_of_two().max(8);
         Long {
             slots: vec![Slot::zeroed(); n],
@@ -224,7 +224,7 @@ impl Long {
     }
 
     /// Number of distinct names.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.len
     }
 
@@ -235,7 +235,7 @@ impl Long {
     /// Not inlined: long names are the rarer case, and the portable
     /// scanner's loop stays small without this body.
     #[inline(never)]
-    pub fn add(&mut self, name: &[u8], value: i16) -> bool {
+    pub(super) fn add(&mut self, name: &[u8], value: i16) -> bool {
         let key = Key::new(name);
         self.add_probe(&key, key.hash(), value)
     }
@@ -308,7 +308,7 @@ impl Long {
 
     /// Adds `other`'s names and stats to this table (see
     /// [`Short::absorb`](super::short::Short::absorb)).
-    pub fn absorb(&mut self, other: &Long) {
+    pub(super) fn absorb(&mut self, other: &Long) {
         debug_assert!(other.settled(), "a deferred row was not settled");
         for s in other.slots.iter().filter(|s| s.count != 0) {
             let key = Key::of(s);
@@ -344,7 +344,7 @@ impl Long {
     }
 
     /// Every name with its stats, sorted by the name's bytes.
-    pub fn into_sorted(self) -> Vec<Entry> {
+    pub(super) fn into_sorted(self) -> Vec<Entry> {
         debug_assert!(self.settled(), "a deferred row was not settled");
         let mut entries: Vec<Entry> = (self.slots.iter().filter(|s| s.count != 0))
             .map(|s| {
