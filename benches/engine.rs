@@ -94,7 +94,7 @@ fn separator_search(c: &mut Criterion) {
 /// start depends on the end of the line before it (a `memchr` for `\n`),
 /// so one stream is a chain the CPU cannot shorten, while independent
 /// streams overlap. Why the scanner reads each chunk as three streams
-/// (docs/PERFORMANCE.md, step 10).
+/// (docs/PERFORMANCE.md, *The scanner*).
 fn next_line_chain(c: &mut Criterion) {
     /// Counts the lines of `input` walked as `N` streams in lockstep.
     fn walk<const N: usize>(input: &[u8]) -> usize {

@@ -4,10 +4,11 @@
 //! Why: a million stations end a run with two big fresh blocks, the
 //! sorted entries (56 bytes a name) and then the summary's printed text
 //! (24 bytes a name), about 80 MB that the kernel faulted in 4 KiB at a
-//! time: 20,000 page faults, the largest piece of the run's system time on
-//! a machine whose host backs each fresh page on first touch. Advised,
-//! the same blocks take one fault per 2 MiB (docs/PERFORMANCE.md, step
-//! 49). Small blocks, the common case, cost one compare more.
+//! time: tens of thousands of page faults, the largest piece of the run's
+//! system time on a machine whose host backs each fresh page on first
+//! touch. Advised, the same blocks take one fault per 2 MiB
+//! (docs/PERFORMANCE.md, *Memory*). Small blocks, the common case, cost
+//! one compare more.
 //!
 //! The advice is only that: a kernel without transparent huge pages, or
 //! out of them, gives small pages, and the blocks' contents and layout

@@ -44,9 +44,8 @@ impl Format {
 
 /// Every magnitude below 1000 tenths (every value and every mean) as
 /// `d.d` or `dd.d`, padded to 4 bytes, and its length: one table row copied
-/// per number instead of a division and a push per byte: rendering
-/// 100,000 stations took 0.81× the time (`cargo bench -- output`;
-/// docs/PERFORMANCE.md, step 48).
+/// per number instead of a division and a push per byte (`cargo bench --
+/// output`; docs/PERFORMANCE.md, *How data flows*).
 const SMALL: [([u8; 4], u8); 1000] = {
     let mut table = [([0u8; 4], 0u8); 1000];
     let mut a = 0;
@@ -158,9 +157,9 @@ pub fn render(summary: &Summary, format: Format) -> Vec<u8> {
 const PARALLEL_STATIONS: usize = 1 << 16;
 
 /// [`render`] cut into up to `threads` parts rendered side by side, to be
-/// written one after the other. Rendering a million stations took about
-/// 45 ms on one thread, after the aggregation threads had finished
-/// (docs/PERFORMANCE.md, step 30).
+/// written one after the other: a million stations rendered on one
+/// thread kept the others idle once the aggregation had finished
+/// (docs/PERFORMANCE.md, *How data flows*).
 pub fn render_parts(summary: &Summary, format: Format, threads: usize) -> Vec<Vec<u8>> {
     let stations = &summary.stations;
     let total = stations.len();

@@ -22,12 +22,12 @@ use crate::parse::LineHead;
 use crate::timings::WorkerClock;
 
 /// Where a run's threads hand in their accumulators when their input is
-/// done. For an engine that sorts each accumulator ([`Accumulator::ABSORBS`] off),
-/// each thread sorts its own, side by side with the others. Otherwise the
-/// threads that finish first leave their accumulators here and the last one
-/// folds them into its own and sorts once: folding a million names' tables
-/// slot by slot cost less than the second sort and the merge (the 10^6-key
-/// file 0.85× the CPU time; docs/PERFORMANCE.md, step 39).
+/// done. For an engine that sorts each accumulator
+/// ([`Accumulator::ABSORBS`] off), each thread sorts its own, side by side
+/// with the others. Otherwise the threads that finish first leave their
+/// accumulators here and the last one folds them into its own and sorts
+/// once: folding a million names' tables slot by slot costs less than the
+/// second sort and the merge (docs/PERFORMANCE.md, *The tables*).
 pub(crate) struct Finish<A> {
     /// Accumulators left so far, and how many threads have finished.
     left: std::sync::Mutex<(Vec<A>, usize)>,
@@ -44,8 +44,9 @@ impl<A: Accumulator> Finish<A> {
         }
     }
 
-    /// A thread's share of the names, sorted, given its accumulator `acc` (timed by
-    /// `clock`): `None` if another thread will fold it into its own.
+    /// A thread's share of the names, sorted, given its accumulator `acc`
+    /// (timed by `clock`): `None` if another thread will fold it into its
+    /// own.
     pub(crate) fn sorted(&self, mut acc: A, clock: &mut WorkerClock) -> Option<Vec<Entry>> {
         if A::ABSORBS {
             let mut left = self.left.lock().unwrap_or_else(|e| e.into_inner());
@@ -67,8 +68,8 @@ impl<A: Accumulator> Finish<A> {
     }
 }
 
-/// Finishes the verdict on a fault's line where [`Accumulator::feed`] judged it
-/// by its head: a line whose head holds no `;` is malformed either way, but
+/// Finishes the verdict on a fault's line where [`Accumulator::feed`]
+/// judged it by its head: a line whose head holds no `;` is malformed either way, but
 /// a `;` further on makes it a name too long rather than a line without
 /// `;`. `input` is the input from byte `base` on; it is read from the
 /// fault's line on, a window at a time and only until the verdict is known,

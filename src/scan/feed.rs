@@ -21,7 +21,7 @@ pub(super) enum Feed {
 /// turn: stream `k` from `ps[k]` while its lines start before `ends[k]`.
 /// Each line's start depends on the line before it, a chain of loads and
 /// bit tricks the CPU cannot shorten; independent streams give it other
-/// work while it waits (see docs/PERFORMANCE.md). Returns as soon as any
+/// work while it waits (docs/PERFORMANCE.md, *The scanner*). Returns as soon as any
 /// stream is done or meets a line the scanner does not accept, with every
 /// `ps[k]` at the first line of stream `k` not yet added.
 ///

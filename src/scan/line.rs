@@ -63,9 +63,9 @@ pub(super) unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize) ->
         Some(p + next)
     } else if K::VECTOR && win.len < K::WINDOW {
         // A name the window holds whole needs no search and one vector for
-        // its key (step 40). Tested after the short names', not before the
-        // long ones': the other order cost every short row a second test
-        // (the 413 set 1.08×, the 10K set no better).
+        // its key (see `table::long`). Tested after the short names', not
+        // before the long ones': the other order cost every short row a
+        // second test.
         // SAFETY: PAD readable bytes at `p`, the first `;` at `p + len`
         // (the window's first), `SHORT < len < 32`.
         Some(p + unsafe { long_row::<K, true>(adder, ptr.add(p), win.len) }?)

@@ -18,11 +18,11 @@
 //!
 //! What bounds the loop is less its instruction count than how long each
 //! row waits: rows in flight fill the CPU's scheduler while their loads
-//! and multiplies finish. A hash with 4 fewer instructions but a longer
-//! chain was slower; taking about 8 cycles off the chain from a line's
-//! start to its value and slot (the AVX2 window gives the value's form,
-//! and the key is cut from word loads, neither waiting on another load)
-//! was faster (docs/PERFORMANCE.md, steps 17 and 18).
+//! and multiplies finish. A hash with fewer instructions but a longer
+//! chain was slower; taking cycles off the chain from a line's start to
+//! its value and slot (the AVX2 window gives the value's form, and the
+//! key is cut from word loads, neither waiting on another load) was
+//! faster (docs/PERFORMANCE.md, *The scanner*).
 //!
 //! Every line read here may touch up to [`PAD`] bytes from its start; the
 //! safe entry points only start lines at least that far from the end of
@@ -112,8 +112,8 @@ pub(crate) fn scan(
 /// A short table past the L2 cache is fed a batch of rows behind, its
 /// slots prefetched ([`Adder::is_big`]), from the row where it outgrows
 /// the cache: a million names' tables do so within the first stretch of
-/// each thread, whose rows fed plainly held 8% of a profile's samples
-/// (docs/PERFORMANCE.md, steps 50 and 52).
+/// each thread, whose rows fed plainly held a good share of a profile's
+/// samples (docs/PERFORMANCE.md, *The scanner*).
 ///
 /// # Panics
 /// If some `ends[k] + PAD > buf.len()`.

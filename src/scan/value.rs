@@ -135,7 +135,7 @@ static FORMS: Forms = {
 /// The value is an `i64`, although it fits an `i16`: the sign is applied
 /// to the whole word, and the table adds it to an `i64` sum. Cut to `i16`
 /// here, it was sign-extended again for the sum, one instruction more per
-/// row (docs/PERFORMANCE.md, step 41).
+/// row (docs/PERFORMANCE.md, *The scanner*).
 ///
 /// No data-dependent branch but the verdict: bit 4 is set in every ASCII
 /// digit and clear in `.` and `-`, so that bit of bytes 0..=3, gathered into

@@ -1,9 +1,9 @@
 //! The hand-written per-thread hash table of the fast engines.
 //!
 //! Why not `hashbrown`: the `chunked` engine uses a foldhash-keyed
-//! `hashbrown::HashTable` and is the baseline this table must beat (see
-//! docs/PERFORMANCE.md for the measured ratio). This table wins because it
-//! is shaped for this one job:
+//! `hashbrown::HashTable` and is the baseline this table must beat
+//! (docs/PERFORMANCE.md, *The ladder*). This table wins because it is
+//! shaped for this one job:
 //!
 //! - names of up to 15 bytes (nearly every row of the official data) go to
 //!   [`short`]: the scanner hands over the name and its `;` as two
@@ -97,7 +97,7 @@ fn over_full<S>(len: usize, n: usize) -> bool {
 /// is where [`Summary::from_entries`](crate::entry::Summary::from_entries)
 /// reports a name it refuses; this table refuses such names itself
 /// ([`acceptable`]), so it keeps no offsets at all: with a million names,
-/// keeping them took 7% of the CPU time and 35 MiB (docs/PERFORMANCE.md).
+/// keeping them cost time and tens of MiB (docs/PERFORMANCE.md, *Memory*).
 const NO_OFFSET: usize = 0;
 
 /// Bytes after which a slot's `u32` count could overflow: every row takes
@@ -193,10 +193,9 @@ impl Table {
 
     /// Adds `other`'s names and stats to this table: another thread's, at
     /// the end of a run. Walking both slot arrays in order and sorting once
-    /// costs less than sorting both tables and merging the sorted runs:
-    /// the 10^6-key file 0.85× the CPU time (docs/PERFORMANCE.md, step
-    /// 39). If the two tables' counts could overflow together, `other` is
-    /// kept as a sorted run instead.
+    /// costs less than sorting both tables and merging the sorted runs
+    /// (docs/PERFORMANCE.md, *The tables*). If the two tables' counts could
+    /// overflow together, `other` is kept as a sorted run instead.
     pub fn absorb(&mut self, other: Table) {
         if self.scanned + other.scanned > RUN_BYTES {
             self.runs.push(other.into_sorted());
@@ -273,8 +272,8 @@ impl Adder<'_> {
     /// Starts loading the home slot of the key whose [`Adder::hash`] is
     /// `hash` into the L2 cache, without waiting for it: for a row added a
     /// batch of rows later. The L1 cache can wait on few misses at once,
-    /// and a batch asks for 96; fetched into L2 instead, a million names
-    /// took 0.94× the CPU time (docs/PERFORMANCE.md, step 45).
+    /// and a batch asks for many more, so they are fetched into L2
+    /// (docs/PERFORMANCE.md, *The tables*).
     #[inline(always)]
     pub fn prefetch(&self, hash: u64) {
         let at = (hash >> self.shift) as usize & self.mask;

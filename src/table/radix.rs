@@ -2,16 +2,13 @@
 //! most-significant-byte-first radix sort, with the table's free slots as
 //! its scratch space.
 //!
-//! Why not `sort_unstable`: with a million names per thread, comparison
-//! sorting the 32-byte slots took 12.8% of the run's samples, this sort
-//! 7.4% (docs/PERFORMANCE.md, step 28). Its first dozen levels each stream
-//! the whole array through the cache; a radix pass puts every slot in its
+//! Why not `sort_unstable`: with a million names per thread, a comparison
+//! sort of the 32-byte slots streams the whole array through the cache at
+//! each of its first dozen levels; a radix pass puts every slot in its
 //! bucket by one byte, so a few passes leave buckets small enough to sort
-//! within L1. The radix
-//! sorts on crates.io, run single-threaded in its place (each thread
-//! sorts its own table), were slower: `rdst` 0.20 took 1.13× and
-//! `voracious_radix_sort` 1.2 took 1.07× the whole run's CPU time on
-//! 10^6 keys (11 alternated pairs each).
+//! within L1. The radix sorts on crates.io (`rdst`, `voracious_radix_sort`),
+//! run single-threaded in its place (each thread sorts its own table),
+//! were slower (docs/PERFORMANCE.md, *Tried and dropped*).
 
 use super::short::Slot;
 use crate::tuning::RADIX_SMALL;

@@ -5,7 +5,8 @@
 //! name holds no `;`, and every byte after it is zero), so a lookup is two
 //! word compares with no length check, and a name ending in NUL bytes is
 //! still told apart from its prefix. Half a cache line per name keeps the
-//! 10K-name table in L2 (see docs/PERFORMANCE.md); the slot's count is a
+//! 10K-name table in L2 (docs/PERFORMANCE.md, *The tables*); the slot's
+//! count is a
 //! `u32`, which [`super::Table`] keeps from overflowing.
 
 use bytemuck::{Pod, Zeroable};
@@ -40,7 +41,7 @@ pub(super) struct Slot {
 /// grows where it is: the kernel moves its pages (`mremap`), so that
 /// growing faults in only the new part. A new array faulted in and filled
 /// both halves, which was most of what inserting a million names cost
-/// (docs/PERFORMANCE.md, step 26).
+/// (docs/PERFORMANCE.md, *Memory*).
 ///
 /// Fresh pages are written with zeros (empty slots) as soon as they are
 /// mapped, although they read as zeros already: a page first read maps
@@ -86,10 +87,10 @@ impl Slots {
 
     /// Asks the kernel for huge pages (`MADV_HUGEPAGE`), which it uses for
     /// the pages not yet written: a million names' 64 MiB of slots then
-    /// take one page fault per 2 MiB instead of 512. 10^6 keys: 0.93× the
-    /// CPU time, nearly all of it saved in the kernel (docs/PERFORMANCE.md,
-    /// step 29). Advice only: a kernel without transparent huge pages, or
-    /// out of them, gives small pages.
+    /// take one page fault per 2 MiB instead of 512, which saves nearly all
+    /// the time the kernel spent on them (docs/PERFORMANCE.md, *Memory*).
+    /// Advice only: a kernel without transparent huge pages, or out of
+    /// them, gives small pages.
     fn huge(&self) {
         #[cfg(target_os = "linux")]
         if self.0.len() >= HUGE_PAGE {
@@ -155,7 +156,7 @@ fn name(a: u64, b: u64) -> ([u8; 16], usize) {
 /// time when the name is ASCII, which is then UTF-8: every name is checked
 /// when each thread first meets it, a million times per thread for a
 /// million names, where building the name and calling the UTF-8 check
-/// held 7% of a profile's samples (docs/PERFORMANCE.md, step 43).
+/// showed in a profile (docs/PERFORMANCE.md, *The tables*).
 fn acceptable(a: u64, b: u64) -> bool {
     if (a | b) & HI == 0 {
         // Empty if the key starts with its `;`; the `;` and the zeros
@@ -299,11 +300,9 @@ impl Short {
         let is_placed = |placed: &[u64], k: usize| placed[k / 64] >> (k % 64) & 1 != 0;
         for j in (0..n / times).rev() {
             // The slots a name lands in are read from the top down, which
-            // the hardware's prefetchers follow too late: they held 70% of
-            // the growth's samples. A million names 0.946× the CPU time
-            // fetched 32 slots ahead, 16 slots 0.98× of that, 64 the same
-            // (docs/PERFORMANCE.md, step 46); 16 old slots ahead, 64 new
-            // ones when growing fourfold.
+            // the hardware's prefetchers follow too late; `GROW_AHEAD` old
+            // slots ahead, four times as many new ones when growing
+            // fourfold.
             prefetch::<true, _>(
                 (self.slots.as_ptr()).wrapping_add((times * j).saturating_sub(GROW_AHEAD * times)),
             );
@@ -332,9 +331,9 @@ impl Short {
     /// Whether the table, about to grow, should grow fourfold: whether
     /// names still come so often that twofold would soon be outgrown too,
     /// which would move every name twice. A million names grew six times
-    /// per thread, each growth moving every name, and
-    /// the last ones, half a million names each, are passes over 32 and 64
-    /// MiB (docs/PERFORMANCE.md, step 51).
+    /// per thread, each growth moving every name, and the last ones, half
+    /// a million names each, are passes over 32 and 64 MiB
+    /// (docs/PERFORMANCE.md, *The tables*).
     ///
     /// Judged from a sample of the slots: if names have been met in
     /// random order, `K` names in all, `r` rows in leave `n = K(1 -
@@ -365,7 +364,8 @@ impl Short {
     /// one that adds NULs, by [`super::radix`], which uses the free slots
     /// as its scratch space. Sorting indices instead, and then reading the
     /// slots in name order (random order), took a buffer as large as half
-    /// the slots and a cache miss per name (docs/PERFORMANCE.md, step 23).
+    /// the slots and a cache miss per name (docs/PERFORMANCE.md, *The
+    /// tables*).
     pub(super) fn into_sorted(mut self) -> Vec<Entry> {
         let mut n = 0;
         for i in 0..self.slots.len() {

@@ -45,7 +45,7 @@ impl Kernel for Avx2 {
         // longest name (`p + 128 <= p + PAD`), searched at once: no
         // branch on the name's length, where a loop over the windows
         // mispredicted its exit on names of random lengths (and a call
-        // to `memchr` per row cost 6% on the 10K set).
+        // to `memchr` per row cost more still).
         debug_assert_eq!(win_len, Self::WINDOW);
         // SAFETY: the caller guarantees PAD = 128 readable bytes at `p`;
         // AVX2 is present, as for `window`.
@@ -87,11 +87,11 @@ impl Kernel for Avx2 {
             // The key from two word loads, cut after the `;` by
             // `bzhi`: each row waits for its key to find its slot, and
             // these loads do not wait for the `;`, where masking the
-            // vector did (a mask load) and moving it out took 3 cycles
+            // vector did (a mask load) and moving it out took cycles
             // more. A plain read would be served from `v` by the
             // compiler, moving the words out after all
-            // (docs/PERFORMANCE.md, step 18), hence `load_words`. A
-            // long name's words are not used.
+            // (docs/PERFORMANCE.md, *The scanner*), hence `load_words`.
+            // A long name's words are not used.
             let (w0, w1) = load_words(p);
             let keep = 8 * len as u32 + 8;
             let a = _bzhi_u64(w0, keep);

@@ -42,21 +42,21 @@ impl Long {
     /// table refused the row before, remembers its line for
     /// [`Long::settle_avx2`] and returns `false` without taking this row:
     /// the caller stops there. (Returning a verdict, rather than none,
-    /// also kept the scanner's loop in its registers: two instructions
-    /// fewer per short row on the 413 set.)
+    /// also keeps the scanner's loop in its registers, which takes
+    /// instructions off every short row.)
     ///
     /// Why a row late: a long row's slot is 128 bytes at a hashed place,
     /// and its address waits for the name to be found, cut and hashed;
-    /// added at once, the row held the CPU while its slot came (the 10K
-    /// set took 0.88× the CPU time with every slot at hand).
+    /// added at once, the row held the CPU while its slot came
+    /// (docs/PERFORMANCE.md, *The tables*).
     ///
     /// A call of its own: inlined into the scanner's loop (with the line's
-    /// parsing out of line instead), the 10K set took 1.04× the time.
+    /// parsing out of line instead), the 10K set was slower.
     ///
     /// # Safety
-    /// `p` must be valid for reads of [`KEY_SPAN`](super::KEY_SPAN) bytes until the next
-    /// call of [`Long::settle_avx2`], its first `;` at `p + len` with
-    /// `len <= MAX_NAME_LEN`, and the CPU must have AVX2.
+    /// `p` must be valid for reads of [`KEY_SPAN`](super::KEY_SPAN) bytes
+    /// until the next call of [`Long::settle_avx2`], its first `;` at
+    /// `p + len` with `len <= MAX_NAME_LEN`, and the CPU must have AVX2.
     #[target_feature(enable = "avx2")]
     pub(crate) unsafe fn add_deferred_avx2(
         &mut self,

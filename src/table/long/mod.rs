@@ -22,18 +22,16 @@
 //! block ([`Long::add_head_avx2`]). The zero blocks add a constant to the
 //! hash's fold, so the hash is the same; and the first block decides
 //! equality, since a slot whose first block holds the same bytes and `;`
-//! holds the same name. The 10K set's names of 16 to 31 bytes are 6% of
-//! its rows; taken this way, with their rows deferred among themselves,
-//! the 413 set (2.4% of its rows) took 0.97× the CPU time and the 10K set
-//! 0.93–1.00× (docs/PERFORMANCE.md, step 40).
+//! holds the same name. Names of 16 to 31 bytes are a few percent of the
+//! rows of both the 413 and the 10K sets, and are taken this way, their
+//! rows deferred among themselves (docs/PERFORMANCE.md, *The tables*).
 //!
-//! Why whole names in the slot: the layout before kept a name's first 16
-//! bytes in a 64-byte slot and the rest in an arena, so a row read its
-//! slot and then, depending on it, the arena; and its hash and compare
-//! looped over the name's words, mispredicting the loops' exits on names
-//! of random lengths. The 10K set's long rows are 16% of its rows, and the
-//! same rows with each long name replaced by a short one took 0.57× the
-//! CPU time (docs/PERFORMANCE.md, step 32).
+//! Why whole names in the slot: a name's first 16 bytes in a 64-byte slot
+//! and the rest in an arena made a row read its slot and then, depending
+//! on it, the arena; and a hash and compare that looped over the name's
+//! words mispredicted the loops' exits on names of random lengths. The
+//! 10K set's long rows are one in six of its rows, and cost far more than
+//! their share (docs/PERFORMANCE.md, *The tables*).
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -326,9 +324,9 @@ impl Long {
 
     /// Moves every name to a new array of `n` slots (a power of two).
     ///
-    /// Not inlined: inlined into [`Long::fill`], the growth of the 10K
-    /// set's long table took 2 million more instructions (callgrind, its
-    /// first 10^6 rows).
+    /// Not inlined: inlined into [`Long::fill`], the growth cost more
+    /// instructions than it saved (docs/PERFORMANCE.md, *How to
+    /// measure*).
     #[inline(never)]
     fn resize(&mut self, n: usize) {
         let old = std::mem::replace(&mut self.slots, vec![Slot::zeroed(); n]);
