@@ -24,7 +24,7 @@ const SLOT_UNITS: u64 = 1 << (64 - SLOT_BITS);
 /// 2^-64, the resolution of the tables, so none is lost that could ever be
 /// drawn from 64 random bits.
 #[derive(Clone, Debug)]
-pub struct TenthsNormal {
+pub(super) struct TenthsNormal {
     /// Table `i` is `entries[i * SLOTS..][..SLOTS]`, slot `j` stands for
     /// offset `j - half`. An entry packs a threshold `t < SLOT_UNITS` in the
     /// high bits and an alias slot in the low `SLOT_BITS` bits: the slot
@@ -41,7 +41,7 @@ impl TenthsNormal {
     /// # Panics
     ///
     /// If `sd` is not in `(0, 10]`, or a shift not in `[0, 1)`.
-    pub fn new(sd: f64, shifts: &[f64]) -> TenthsNormal {
+    pub(super) fn new(sd: f64, shifts: &[f64]) -> TenthsNormal {
         assert!(
             sd > 0.0 && sd <= 10.0,
             "standard deviation {sd} out of range"
@@ -58,13 +58,13 @@ impl TenthsNormal {
 
     /// The smallest offset, `-half`: [`slot`](TenthsNormal::slot) minus
     /// `half` is the offset in tenths.
-    pub fn half(&self) -> i32 {
+    pub(super) fn half(&self) -> i32 {
         self.half
     }
 
     /// The slot of table `table` drawn by 64 uniform random bits.
     #[inline(always)]
-    pub fn slot(&self, table: usize, bits: u64) -> usize {
+    pub(super) fn slot(&self, table: usize, bits: u64) -> usize {
         let slot = (bits >> (64 - SLOT_BITS)) as usize;
         let entry = self.entries[table << SLOT_BITS | slot];
         let alias = (entry & (SLOTS as u64 - 1)) as usize;

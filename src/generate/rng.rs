@@ -14,14 +14,14 @@ const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// A position in the random stream of a seed.
 #[derive(Clone, Debug)]
-pub struct Stream {
+pub(super) struct Stream {
     state: u64,
 }
 
 impl Stream {
     /// The stream of `seed`, positioned so that the next number it returns
     /// is its `index`-th (counting from 0).
-    pub fn at(seed: u64, index: u64) -> Stream {
+    pub(super) fn at(seed: u64, index: u64) -> Stream {
         // Mixing the seed first puts the streams of nearby seeds at
         // unrelated points of the (shared) Weyl cycle, not GAMMA apart.
         let start = mix(seed ^ 0x6272_635f_7365_6564);
@@ -32,13 +32,13 @@ impl Stream {
 
     /// The next 64 uniformly distributed bits.
     #[inline(always)]
-    pub fn next_u64(&mut self) -> u64 {
+    pub(super) fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(GAMMA);
         mix(self.state)
     }
 
     /// The next number as a uniform `f64` in `[0, 1)` (53 random bits).
-    pub fn next_f64(&mut self) -> f64 {
+    pub(super) fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 }
@@ -46,7 +46,7 @@ impl Stream {
 /// Maps 64 uniform bits to `0..n` by multiply-high (Lemire): the bias is at
 /// most `n / 2^64`, far below anything a test or a benchmark could notice.
 #[inline(always)]
-pub fn below(bits: u64, n: u32) -> u32 {
+pub(super) fn below(bits: u64, n: u32) -> u32 {
     ((u128::from(bits) * u128::from(n)) >> 64) as u32
 }
 

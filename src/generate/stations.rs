@@ -55,7 +55,7 @@ impl Station {
 }
 
 /// The official 413 stations of the One Billion Row Challenge.
-pub fn official() -> Vec<Station> {
+pub(crate) fn official() -> Vec<Station> {
     OFFICIAL
         .lines()
         .map(|line| {
@@ -75,7 +75,7 @@ pub fn official() -> Vec<Station> {
 /// 100). Pieces are cut at character boundaries and never start or end with
 /// a space; a piece already taken slides forward a character at a time. The
 /// mean of station `i` is `30 cos(latitude of city i) - 10`, to a tenth.
-pub fn built(count: usize) -> Vec<Station> {
+pub(super) fn built(count: usize) -> Vec<Station> {
     let cities: Vec<(&str, f64)> = CITIES
         .lines()
         .filter(|line| !line.starts_with('#'))

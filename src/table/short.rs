@@ -213,7 +213,7 @@ impl Short {
 
     /// Names not in their home slot: each of their rows probes on.
     #[cfg(test)]
-    pub fn displaced(&self) -> usize {
+    pub(super) fn displaced(&self) -> usize {
         (self.slots.iter().enumerate())
             .filter(|(i, s)| s.a | s.b != 0 && home(s.a, s.b, self.shift) != *i)
             .count()
