@@ -1,36 +1,33 @@
-//! Inputs: where the bytes come from, and aggregating them in bounded
-//! memory.
+//! Inputs: where the bytes come from, and which driver aggregates them, in
+//! memory bounded by the threads and the chunk size.
 //!
-//! A plain regular file is mapped into memory and handed out in chunks; the
-//! pages of each chunk go back to the kernel once it is fed, so a file of
-//! any size costs only the chunks in flight. A malformed line of any length
-//! costs no more: it is read a window at a time, each window released. Everything else is a stream
-//! read into a bounded pool of buffers ([`crate::stream`]): pipes, FIFOs,
-//! devices, and gzip or zstd data (recognised by their magic bytes, not the
-//! file name), decompressed while read. Standard input is a file or a
-//! stream by the same rules, so `brc < file` maps the file; a file opened
-//! past its start (`{ read -r header; brc -; } < file`) is read from where
-//! it stands, as a stream would be. A file that cannot be mapped (`/proc`)
-//! is read as a stream. A UTF-8 byte-order mark at the very start of the
-//! input is skipped, and a file that shrinks while mapped is an error, not
-//! a crash ([`crate::shrink`]).
+//! A plain regular file is mapped into memory and handed out in chunks,
+//! whose pages go back to the kernel once fed. Everything else is a stream
+//! read into a bounded pool of buffers: pipes, FIFOs, devices, and gzip or
+//! zstd data (recognised by their magic bytes, not the file name),
+//! decompressed while read. Standard input is a file or a stream by the
+//! same rules, so `brc < file` maps the file; a file opened past its start
+//! (`{ read -r header; brc -; } < file`) is read from where it stands, as a
+//! stream would be. A file that cannot be mapped (`/proc`) is read as a
+//! stream. A UTF-8 byte-order mark at the very start of the input is
+//! skipped, and a file that shrinks while mapped is an error, not a crash
+//! ([`crate::shrink`]).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::ops::Range;
 use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use memmap2::{Mmap, UncheckedAdvice};
+use memmap2::Mmap;
 
 use crate::driver;
 use crate::engine::{naive, Accumulator, Engine, Job, Options};
 use crate::entry::Summary;
 use crate::error::Error;
-use crate::{shrink, stream};
+use crate::shrink;
 
 /// The UTF-8 byte-order mark, which spreadsheet exports put before the
 /// first line.
@@ -360,41 +357,14 @@ impl Job for MappedJob<'_> {
         let result = naive::aggregate(BufReader::with_capacity(NAIVE_BUFFER, reader));
         // Read through the file, a cut shows as a short last line or none.
         if self.file.metadata()?.len() < self.map.len() as u64 {
-            return Err(shrank().into());
+            return Err(shrink::shrank().into());
         }
         result
     }
 
-    fn parallel<P: Accumulator>(self) -> Self::Output {
-        let (map, start) = (&self.map, self.start);
-        let guard = shrink::Guard::new(map.as_ptr() as usize..map.as_ptr() as usize + map.len());
-        let release = |range: Range<usize>| release(map, start + range.start..start + range.end);
-        let done = |range: Range<usize>| {
-            self.consumed
-                .fetch_add(range.len() as u64, Ordering::Relaxed);
-            release(range);
-        };
-        let run = || {
-            driver::run_parallel_with::<P>(&map[start..], self.options, &done, &release).map_err(
-                |fault| {
-                    let newlines = count_newlines_releasing(map, start..start + fault.offset);
-                    fault.after_newlines(newlines).into()
-                },
-            )
-        };
-        // Bytes read past the new end were zeros: no result, and no panic
-        // of an engine that saw names change under it (see `crate::shrink`).
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
-        if guard.shrank() {
-            return Err(shrank().into());
-        }
-        result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    fn parallel<A: Accumulator>(self) -> Self::Output {
+        driver::mapped::run::<A>(&self.map, self.start, self.options, &self.consumed)
     }
-}
-
-/// The error of a mapped file cut short while it was read.
-fn shrank() -> io::Error {
-    io::Error::other("the file shrank while it was being read")
 }
 
 struct StreamJob<'a> {
@@ -409,59 +379,9 @@ impl Job for StreamJob<'_> {
         naive::aggregate(BufReader::with_capacity(NAIVE_BUFFER, self.reader))
     }
 
-    fn parallel<P: Accumulator>(self) -> Self::Output {
-        stream::run::<P>(self.reader, self.options)
+    fn parallel<A: Accumulator>(self) -> Self::Output {
+        driver::stream::run::<A>(self.reader, self.options)
     }
-}
-
-/// The granularity of [`release`]: the largest block of pages the kernel
-/// maps at once for one fault (a 2 MiB page-cache folio, on x86-64 and on
-/// arm64 with 4 KiB pages), and so a multiple of every page size.
-const RELEASE_ALIGN: usize = 2 << 20;
-
-/// More than any valid line: how far before a chunk its claim may read.
-const LINE_MARGIN: usize = 64 << 10;
-
-/// Returns the pages of `range` of the map to the kernel, so that the
-/// process does not keep them resident; reading them again refaults them
-/// from the page cache.
-///
-/// A fault maps a whole folio, which may reach into the neighbouring
-/// chunks, and claiming a chunk reads from just before its nominal start (a
-/// line or so before its actual start); a neighbour may also be fed after
-/// this chunk. So the release takes in the aligned blocks around `range`,
-/// and each chunk releases everything its own claim and feed mapped. A
-/// neighbour still reading a released block just refaults it.
-fn release(map: &Mmap, range: Range<usize>) {
-    let start = range.start.saturating_sub(LINE_MARGIN) / RELEASE_ALIGN * RELEASE_ALIGN;
-    let end = range.end.div_ceil(RELEASE_ALIGN) * RELEASE_ALIGN;
-    let end = end.min(map.len());
-    if start < end {
-        // `MADV_DONTNEED` on a shared, read-only file mapping only drops
-        // this process's page table entries: the next access to a page, by
-        // any thread, maps the same page-cache page again, holding the same
-        // file bytes (the file is not modified while mapped, the contract
-        // of `Input::from_file`). So no reference into the map, even one
-        // being read right now by another thread, ever observes a change.
-        // SAFETY: contents unchanged (above); the range is inside the map.
-        let _ =
-            unsafe { map.unchecked_advise_range(UncheckedAdvice::DontNeed, start, end - start) };
-    }
-}
-
-/// The number of `\n` in `map[range]`, releasing the pages as it goes (an
-/// error at the end of a huge file must not map it all back in).
-fn count_newlines_releasing(map: &Mmap, range: Range<usize>) -> u64 {
-    const WINDOW: usize = 4 << 20;
-    let mut newlines = 0;
-    let Range { mut start, end } = range;
-    while start < end {
-        let stop = end.min(start + WINDOW);
-        newlines += memchr::memchr_iter(b'\n', &map[start..stop]).count() as u64;
-        release(map, start..stop);
-        start = stop;
-    }
-    newlines
 }
 
 /// Reads up to `buf.len()` bytes from byte `at` of `file` without moving

@@ -17,9 +17,8 @@
 //! - `scan`: the fast engines' parser, a word or a vector at a time.
 //! - `engine`: the engines, each a per-thread accumulator, and their names.
 //! - [`timings`]: `brc --timings`, where a run's time went, phase by phase.
-//! - `driver`: feeding the accumulators from bytes in memory, threads claiming chunks.
-//! - `stream`: feeding the accumulators from a stream, a reader handing out blocks.
 //! - [`shrink`]: a mapped file that shrinks while it is read: an error, not a crash.
+//! - `driver`: feeding the accumulators: chunks of a mapped file, or blocks of a stream.
 //! - [`input`]: opening files and standard input, mapped or streamed, decompressed.
 //! - [`output`]: the output formats (official one-line, lines, JSON, CSV, partial).
 //! - [`partial`]: the exact, mergeable state of an aggregation, its text format, merging.
@@ -40,7 +39,6 @@ pub mod partial;
 mod scan;
 pub mod shrink;
 mod stats;
-mod stream;
 mod table;
 pub mod timings;
 mod tuning;
@@ -52,8 +50,9 @@ pub use error::{DataError, Error, ErrorKind};
 pub use partial::Partial;
 pub use stats::Stats;
 
-/// What the benches, the integration tests and the fuzz target reach
-/// inside the library. Not a stable interface: it follows the internals.
+/// What the benches and the integration tests reach inside the library
+/// (the fuzz target needs only the public interface). Not a stable
+/// interface: it follows the internals.
 #[doc(hidden)]
 pub mod bench {
     pub use crate::engine::chunked::Chunked;

@@ -18,6 +18,7 @@
 //! program that wants no panic message printed meanwhile asks [`seen`] in
 //! its panic hook, as the `brc` binary does.
 
+use std::io;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -56,15 +57,20 @@ static GUARDED: [Slot; SLOTS] = [const {
 /// the handler is installed (`None` if it could not be).
 static INSTALLED: OnceLock<Option<(usize, libc::sigaction)>> = OnceLock::new();
 
+/// The error of a mapped file cut short while it was read.
+pub(crate) fn shrank() -> io::Error {
+    io::Error::other("the file shrank while it was being read")
+}
+
 /// A guard over a mapped address range; unguards it when dropped.
-pub struct Guard {
+pub(crate) struct Guard {
     slot: Option<&'static Slot>,
 }
 
 impl Guard {
     /// Guards `range`, the addresses of a read-only file mapping that lives
     /// at least as long as the guard.
-    pub fn new(range: Range<usize>) -> Guard {
+    pub(crate) fn new(range: Range<usize>) -> Guard {
         if range.is_empty() || install().is_none() {
             return Guard { slot: None };
         }
@@ -83,7 +89,7 @@ impl Guard {
 
     /// Whether a page of the range was read past the file's end: the file
     /// shrank while mapped, and what was read there was zeros.
-    pub fn shrank(&self) -> bool {
+    pub(crate) fn shrank(&self) -> bool {
         self.slot.is_some_and(|s| s.hit.load(Ordering::Acquire))
     }
 }

@@ -2,19 +2,20 @@
 //! [`Accumulator`]s, and how what those hold becomes a
 //! [`Summary`](crate::Summary).
 //!
-//! Bytes in memory, a mapped file's or a slice's, are cut into chunks that
-//! threads claim in input order ([`mapped`]); a stream is read into
-//! blocks that threads take from a channel (`crate::stream`). Both hand
-//! the accumulators in at the end through [`Finish`], merge the sorted
-//! runs, and finish the verdict on a faulty line with [`judge_whole`].
+//! The two drivers sit side by side. Bytes in memory, a mapped file's or a
+//! slice's, are cut into chunks that threads claim in input order
+//! ([`mapped`]); a stream is read into blocks that threads take from a
+//! channel ([`stream`]). Both hand the accumulators in at the end through
+//! [`Finish`], merge the sorted runs, and finish the verdict on a faulty
+//! line with [`judge_whole`].
 
 mod chunks;
-mod mapped;
+pub(crate) mod mapped;
+pub(crate) mod stream;
 
 use std::ops::Range;
 
 pub use self::mapped::aggregate;
-pub(crate) use self::mapped::run_parallel_with;
 use crate::engine::Accumulator;
 use crate::entry::Entry;
 use crate::error::{ErrorKind, Fault};

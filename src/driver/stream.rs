@@ -4,8 +4,8 @@
 //! The calling thread reads: it fills blocks from a bounded pool of reusable
 //! buffers, carries the partial last line of each block over to the next,
 //! and hands blocks of whole lines to worker threads through a channel. Each
-//! worker feeds its own [`Accumulator`], as on a mapped file, and the partials
-//! are merged at the end. Memory is the pool (`threads + 2` blocks of the
+//! worker feeds its own [`Accumulator`], as on a mapped file
+//! ([`super::mapped`]), and what they hold is merged at the end. Memory is the pool (`threads + 2` blocks of the
 //! chunk size) plus the tables, whatever the length of the stream.
 //!
 //! A partial line is carried only while it could still be valid: one
@@ -25,19 +25,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Mutex, PoisonError};
 
-use crate::driver::{judge_whole, Finish};
+use super::{judge_whole, Finish};
 use crate::engine::{Accumulator, Options};
-use crate::entry::{Entry, Summary};
+use crate::entry::{merge_runs, Entry, Summary};
 use crate::error::{Error, ErrorKind, Fault};
 use crate::parse::{self, LineHead, MAX_LINE_LEN};
 use crate::timings::{self, WorkerClock};
 
 /// Aggregates everything `reader` yields with the engine whose per-thread
-/// state is `P`, using `options.threads` workers and blocks of
+/// state is `A`, using `options.threads` workers and blocks of
 /// `options.chunk_size` bytes. Gives the same summary, and the same error
 /// with the same line number, as the file path on the same bytes; a read
 /// error is reported unless the bytes before it hold a malformed line.
-pub fn run<P: Accumulator>(reader: impl Read, options: &Options) -> Result<Summary, Error> {
+pub(crate) fn run<A: Accumulator>(reader: impl Read, options: &Options) -> Result<Summary, Error> {
     let threads = options.threads.max(1);
     let (full_tx, full_rx) = mpsc::channel();
     let full_rx = Mutex::new(full_rx);
@@ -52,13 +52,13 @@ pub fn run<P: Accumulator>(reader: impl Read, options: &Options) -> Result<Summa
         full: full_tx,
         free: free_rx,
     };
-    let finish = Finish::<P>::new(threads);
+    let finish = Finish::<A>::new(threads);
     let (read, results) = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 let free = free_tx.clone();
                 let (full, shared, finish) = (&full_rx, &shared, &finish);
-                s.spawn(move || work::<P>(full, free, shared, finish))
+                s.spawn(move || work::<A>(full, free, shared, finish))
             })
             .collect();
         drop(free_tx);
@@ -89,7 +89,7 @@ pub fn run<P: Accumulator>(reader: impl Read, options: &Options) -> Result<Summa
             .flatten()
             .min_by_key(|l| l.fault.offset);
     }
-    let merged = timings::phase("merge", || crate::entry::merge_runs(runs));
+    let merged = timings::phase("merge", || merge_runs(runs));
     // A malformed line was read before any read error, so it comes first.
     if let Some(found) = fault {
         let counted = shared
@@ -331,26 +331,26 @@ struct Located {
     newlines_before: u64,
 }
 
-/// A worker: feeds blocks into its own `P` until the reader is done,
+/// A worker: feeds blocks into its own `A` until the reader is done,
 /// returning every buffer to the pool, then hands it in to `finish`, which
 /// gives its names sorted (or leaves them to another worker).
-fn work<P: Accumulator>(
+fn work<A: Accumulator>(
     full: &Mutex<Receiver<Block>>,
     free: Sender<Vec<u8>>,
     shared: &Shared,
-    finish: &Finish<P>,
+    finish: &Finish<A>,
 ) -> (Option<Vec<Entry>>, Option<Located>) {
-    let mut partial = P::default();
+    let mut acc = A::default();
     let mut found = None;
     let mut clock = WorkerClock::start();
     loop {
         let block = full.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let Ok(block) = block else {
-            return (finish.sorted(partial, &mut clock), found);
+            return (finish.sorted(acc, &mut clock), found);
         };
         if block.offset <= shared.fault_bound.load(Ordering::Relaxed) {
             let bytes = &block.buf[..block.len];
-            match check(&mut partial, bytes, block.offset) {
+            match check(&mut acc, bytes, block.offset) {
                 Ok(()) => {
                     clock.chunk(bytes.len());
                     let newlines = count_newlines(bytes);
@@ -382,20 +382,21 @@ fn work<P: Accumulator>(
 /// Feeds a block and checks the UTF-8 of its lines before the first parse
 /// fault (unless the engine does): the first fault in the block, as the
 /// file path would report it.
-fn check<P: Accumulator>(partial: &mut P, block: &[u8], offset: usize) -> Result<(), Fault> {
+fn check<A: Accumulator>(acc: &mut A, block: &[u8], offset: usize) -> Result<(), Fault> {
     // The block holds the whole line, however long.
-    let parsed = partial
+    let parsed = acc
         .feed(block, offset)
         .map_err(|fault| judge_whole(fault, block, offset, &|_| {}));
     let checked = match &parsed {
         Ok(()) => block.len(),
         Err(f) => f.offset - offset,
     };
-    // simdutf8 validates at memory speed with AVX2 where std's check cost
-    // 10% of the pipe path's CPU (perf); std finds the bad byte, rarely.
+    // simdutf8 validates at memory speed with AVX2 where std's check
+    // showed in the pipe path's profile (docs/PERFORMANCE.md, *How data
+    // flows*); std finds the bad byte, rarely.
     // Engines that check names themselves skip it (the pipe path's cores
     // are shared with the writer's copying).
-    if P::CHECKS_UTF8 || simdutf8::basic::from_utf8(&block[..checked]).is_ok() {
+    if A::CHECKS_UTF8 || simdutf8::basic::from_utf8(&block[..checked]).is_ok() {
         return parsed;
     }
     let Err(e) = std::str::from_utf8(&block[..checked]) else {
@@ -430,7 +431,9 @@ mod tests {
 
     use super::*;
     use crate::driver::aggregate;
-    use crate::engine::{chunked, fast, Engine};
+    use crate::engine::chunked::Chunked;
+    use crate::engine::fast::{Fast, Swar};
+    use crate::engine::Engine;
     use crate::error::DataError;
 
     #[test]
@@ -439,7 +442,7 @@ mod tests {
             threads: 2,
             chunk_size: usize::MAX / 2,
         };
-        let err = run::<fast::Fast>(&b"a;1.0\n"[..], &options).unwrap_err();
+        let err = run::<Fast>(&b"a;1.0\n"[..], &options).unwrap_err();
         match err {
             Error::Io(e) => {
                 assert_eq!(e.kind(), io::ErrorKind::OutOfMemory);
@@ -478,10 +481,10 @@ mod tests {
         fail: bool,
         options: &Options,
     ) -> Result<Summary, Error> {
-        stream_with::<chunked::Chunked>(data, sizes, fail, options)
+        stream_with::<Chunked>(data, sizes, fail, options)
     }
 
-    fn stream_with<P: Accumulator>(
+    fn stream_with<A: Accumulator>(
         data: &[u8],
         sizes: Vec<usize>,
         fail: bool,
@@ -493,7 +496,7 @@ mod tests {
             turn: 0,
             fail,
         };
-        run::<P>(reader, options)
+        run::<A>(reader, options)
     }
 
     /// Lines from a few names, multi-byte ones among them, so that reads and
@@ -579,9 +582,9 @@ mod tests {
             // The fast engines check names' UTF-8 themselves, so the
             // stream skips its own check for them: both ways must agree.
             for got in [
-                stream_with::<chunked::Chunked>(&input, sizes.clone(), false, &options),
-                stream_with::<fast::Fast>(&input, sizes.clone(), false, &options),
-                stream_with::<fast::Swar>(&input, sizes.clone(), false, &options),
+                stream_with::<Chunked>(&input, sizes.clone(), false, &options),
+                stream_with::<Fast>(&input, sizes.clone(), false, &options),
+                stream_with::<Swar>(&input, sizes.clone(), false, &options),
             ] {
                 match got {
                     Err(Error::Data(got)) => prop_assert_eq!(got, expected.clone()),
@@ -719,7 +722,7 @@ mod tests {
         let mut input = io::Cursor::new(b"a;1.0\nb;".to_vec())
             .chain(io::repeat(b'7'))
             .take(len);
-        match run::<chunked::Chunked>(&mut input, &options) {
+        match run::<Chunked>(&mut input, &options) {
             Err(Error::Data(e)) => assert_eq!((e.line, e.offset), (2, 6)),
             other => panic!("expected a data error, got {other:?}"),
         }
