@@ -8,8 +8,6 @@
 
 use std::io::{self, Write};
 
-use crate::partial::{COLUMNS, FORMAT, VERSION};
-
 use compact_str::CompactString;
 
 use crate::entry::Summary;
@@ -30,6 +28,17 @@ pub enum Format {
     /// The exact, mergeable state: `brc-partial v1` (docs/PARTIAL-FORMAT.md).
     Partial,
 }
+
+/// The partial format's name: the first word of a partial's first line,
+/// which [`Format::Partial`] writes and [`crate::partial`] reads.
+pub const PARTIAL_FORMAT: &str = "brc-partial";
+
+/// The partial format's version: the second word of a partial's first
+/// line.
+pub const PARTIAL_VERSION: &str = "v1";
+
+/// The second line of a partial: the CSV header.
+pub const PARTIAL_COLUMNS: &str = "station,count,sum,min,max";
 
 impl Format {
     /// Every format, by its command-line name.
@@ -204,7 +213,10 @@ fn head(out: &mut Vec<u8>, format: Format, total: usize) {
         Format::Json => out.extend_from_slice(b"["),
         Format::Csv => out.extend_from_slice(b"station,min,mean,max,count\n"),
         Format::Partial => {
-            let _ = writeln!(out, "{FORMAT} {VERSION} stations={total}\n{COLUMNS}");
+            let _ = writeln!(
+                out,
+                "{PARTIAL_FORMAT} {PARTIAL_VERSION} stations={total}\n{PARTIAL_COLUMNS}"
+            );
         }
     }
 }

@@ -32,14 +32,11 @@ use crate::{Stats, Summary};
 
 pub use read::{LineError, MAX_LINE_LEN};
 
-/// The format's name: the first word of a partial's first line.
-pub const FORMAT: &str = "brc-partial";
-
-/// The format's version: the second word of a partial's first line.
-pub const VERSION: &str = "v1";
-
-/// The second line of a partial: the CSV header.
-pub const COLUMNS: &str = "station,count,sum,min,max";
+/// The format's name, its version and its CSV header, as the writer
+/// ([`Format::Partial`]) defines them.
+pub use crate::output::{
+    PARTIAL_COLUMNS as COLUMNS, PARTIAL_FORMAT as FORMAT, PARTIAL_VERSION as VERSION,
+};
 
 /// The exact per-station state of an aggregation, sorted by the bytes of
 /// the station names; see the [module documentation](self).
