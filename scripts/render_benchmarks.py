@@ -17,6 +17,9 @@ from xml.sax.saxutils import escape
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXTRAPOLATED = "†"
+# Marks a peer: a program from another repository, built from a checkout the
+# user provided (scripts/compare.sh, PEERS).
+PEER = "‡"
 # A load average above this share of the cores when the script started (before
 # its own build and data generation) means the figures were measured on a busy
 # machine.
@@ -89,6 +92,19 @@ def by_dataset(run):
     return groups
 
 
+def peak_rss_kib(r):
+    """From `/usr/bin/time -v`, or from scripts/compare/reap.py for a peer."""
+    return (r.get("time_v") or r["reaped"])["max_rss_kib"]
+
+
+def marks(r):
+    """The footnote marks after a result's tool name and figures."""
+    mark = f" {PEER}" if r["group"] == "peer" else ""
+    if r["status"] == "ok" and r["extrapolated"]:
+        mark += f" {EXTRAPOLATED}"
+    return mark
+
+
 def full_file(rs):
     """The full data file of a data set, with its size."""
     for r in rs:
@@ -145,10 +161,10 @@ def markdown(run, source, svg_name):
             mark = f" {EXTRAPOLATED}" if r["extrapolated"] else ""
             ratio = f"{r['ratio']:.2f}×" if r["ratio"] is not None else "–"
             lines.append(
-                f"| {r['tool']}{mark} "
+                f"| {r['tool']}{marks(r)} "
                 f"| {seconds(r['wall_full_s'])}{mark} "
                 f"| {seconds(r['cpu_full_s'])}{mark} "
-                f"| {mib(r['time_v']['max_rss_kib'])}{mark} "
+                f"| {mib(peak_rss_kib(r))}{mark} "
                 f"| {count(r['rows_per_s'])} "
                 f"| {r['ns_per_row_core']:.1f} "
                 f"| {ratio}{mark} |"
@@ -163,8 +179,15 @@ def markdown(run, source, svg_name):
                 "peak RSS is as measured on the smaller file.",
                 "",
             ]
+        if any(r["group"] == "peer" for r in rs):
+            lines += [
+                f"{PEER} Not in this repository: another author's program, built from a "
+                "checkout of its repository with its own documented command (commit and "
+                "compiler under *Versions* below).",
+                "",
+            ]
         for r in failed:
-            lines += [f"**{r['tool']}: not reported**: {r['check']}.", ""]
+            lines += [f"**{r['tool']}{marks(r)}: not reported**: {r['check']}.", ""]
     lines += method(run)
     return "\n".join(lines)
 
@@ -193,6 +216,15 @@ def method(run):
         "- DuckDB and Polars run from a short Python script, so their times "
         "include starting Python and importing the library (a fraction of a "
         "second); datamash and awk run with `LC_ALL=C`.",
+    ]
+    if any(r["group"] == "peer" for r in run["results"]):
+        lines.append(
+            f"- Peers ({PEER}) exit while worker processes they started still unmap "
+            "the file: their wall time is until they exit, as a shell sees it, "
+            "while their CPU time and peak RSS come from one extra run under "
+            "`scripts/compare/reap.py`, which waits for every process they start."
+        )
+    lines += [
         "",
         "Commands (as hyperfine ran them, from the repository root):",
         "",
@@ -215,7 +247,7 @@ LABEL_W = 230
 BAR_W = 430
 ROW_H = 26
 BAR_H = 16
-COLORS = {"brc": "#d9480f", "other": "#1c7ed6"}
+COLORS = {"brc": "#d9480f", "other": "#1c7ed6", "peer": "#7048e8"}
 
 
 def nice_step(top, ticks=5):
@@ -299,7 +331,7 @@ def svg(run):
         for i, r in enumerate(rs):
             cy = panel_top + i * ROW_H + ROW_H / 2
             mark = f" {EXTRAPOLATED}" if r["status"] == "ok" and r["extrapolated"] else ""
-            body.append(text(x0 - 8, cy + 4.5, r["tool"] + mark, anchor="end"))
+            body.append(text(x0 - 8, cy + 4.5, r["tool"] + marks(r), anchor="end"))
             if r["status"] != "ok":
                 body.append(text(x0 + 6, cy + 4.5, "failed: no time reported (see benchmarks.md)", fill="#c92a2a"))
                 continue
@@ -323,14 +355,16 @@ def svg(run):
         y = panel_top + panel_h + 22
     y += 14
     legend = [
-        (COLORS["brc"], "1", "brc"),
-        (COLORS["other"], "1", "other tools"),
+        (COLORS["brc"], "brc", 60),
+        (COLORS["other"], "other tools", 100),
     ]
+    if any(r["group"] == "peer" for r in run["results"]):
+        legend.append((COLORS["peer"], f"{PEER} not in this repository", 180))
     x = 16
-    for color, opacity, label in legend:
-        body.append(f'<rect x="{x}" y="{y - 10}" width="12" height="12" fill="{color}" fill-opacity="{opacity}"/>')
+    for color, label, width in legend:
+        body.append(f'<rect x="{x}" y="{y - 10}" width="12" height="12" fill="{color}"/>')
         body.append(text(x + 18, y, label, 12))
-        x += 120
+        x += width
     if any_extrapolated:
         body.append(
             text(

@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -82,6 +83,27 @@ class Check(Files):
         self.assertEqual(self.check(inside), [])
         self.assertEqual(len(self.check(outside)), 1)
 
+    def test_reads_the_official_line(self):
+        line = "{A,B=-1.5/0.3/2.0, \"Quoted\" Town=10.0/10.0/10.0, Zürich=-99.9/-0.0/99.9}\n"
+        self.assertEqual(self.check(line), [])
+        cand = check.read_result(self.write("official.txt", line))
+        self.assertEqual(cand["A,B"], (-15, 0.3, 20))
+        self.assertEqual(cand["Zürich"], (-999, -0.0, 999))
+
+    def test_official_line_with_a_wrong_max(self):
+        line = "{A,B=-1.5/0.3/2.1, \"Quoted\" Town=10.0/10.0/10.0, Zürich=-99.9/0.0/99.9}\n"
+        self.assertEqual(self.check(line), ["'A,B': min/max -1.5/2.1, brc says -1.5/2.0"])
+
+    def test_names_holding_equals_signs_and_commas(self):
+        cand = check.read_result(self.write("eq.txt", "{a=b=1.0/1.0/1.0, x, y=-2.0/2.0/2.0}\n"))
+        self.assertEqual(cand, {"a=b": (10, 1.0, 10), "x, y": (-20, 2.0, 20)})
+
+    def test_empty_and_malformed_official_lines(self):
+        self.assertEqual(check.read_result(self.write("empty.txt", "{}\n")), {})
+        for bad in ("{A=1.0/1.0/1.0\n", "{A=1.0/1.0}\n", "{A=1.0/1.0/1.0, }\n", "{}\n{}\n"):
+            with self.assertRaises(ValueError, msg=bad):
+                check.read_result(self.write("bad.txt", bad))
+
     def test_duplicate_station_is_an_error(self):
         with self.assertRaises(ValueError):
             check.read_result(self.write("dup.txt", "A;1;1;1\nA;1;1;1\n"))
@@ -106,9 +128,9 @@ class Results(Files):
         t = results.time_v(self.write("t.txt", TIME_V))
         self.assertEqual(t, {"wall_s": 62.5, "user_s": 1.25, "sys_s": 0.05, "max_rss_kib": 20480})
 
-    def entry(self, entries, tool, median, rows_measured, status="ok"):
+    def entry(self, entries, tool, median, rows_measured, status="ok", group=None, reaped=None):
         hyperfine = self.write(
-            tool + ".json",
+            tool.replace("/", "-") + ".json",
             json.dumps(
                 {
                     "results": [
@@ -132,7 +154,7 @@ class Results(Files):
             entries=entries,
             dataset="413",
             tool=tool,
-            group="brc" if tool.startswith("brc") else "other",
+            group=group or ("brc" if tool.startswith("brc") else "other"),
             threads=2,
             command=tool + " data.txt",
             file=data,
@@ -142,14 +164,20 @@ class Results(Files):
             check="agrees with brc on all 1 stations" if status == "ok" else "disagrees",
             hyperfine=hyperfine,
             timev=self.write("t.txt", TIME_V),
+            reaped=reaped and self.write("reaped.json", json.dumps(reaped)),
         )
         results.add(args)
 
-    def finished_run(self):
+    def finished_run(self, peers=False):
         entries = os.path.join(self.dir.name, "entries.jsonl")
         self.entry(entries, "slowpoke", 3.0, 100)  # before its reference: order must not matter
         self.entry(entries, "brc fast (2 threads)", 2.0, 1000)
         self.entry(entries, "wrong", 1.0, 1000, status="failed")
+        if peers:
+            # hyperfine saw 0.5 s of CPU; the reaped run 0.75 s and 30 MiB.
+            reaped = {"exit_wall_s": 1.0, "wall_s": 1.1, "user_s": 0.5, "sys_s": 0.25, "max_rss_kib": 30720}
+            self.entry(entries, "peer/a (2 threads)", 1.0, 1000, group="peer", reaped=reaped)
+            self.entry(entries, "peer/b (2 threads)", 1.0, 1000, status="failed", group="peer")
         meta = os.path.join(self.dir.name, "meta.json")
         begin = type("Args", (), {})()
         begin.__dict__.update(
@@ -194,6 +222,7 @@ class Results(Files):
         self.assertIn("| slowpoke † | 30 s † |", md)
         self.assertIn("| brc fast (2 threads) | 2 s |", md)
         self.assertIn("**wrong: not reported**: disagrees.", md)
+        self.assertNotIn(render_benchmarks.PEER, md)
         for load, busy in ((0.0, False), (run["machine"]["logical_cores"], True)):
             run["machine"]["load_average_at_start"] = load
             md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg")
@@ -204,6 +233,55 @@ class Results(Files):
         widths = sorted(float(b.get("width")) for b in bars)
         # Bar lengths are proportional to rows/s (SVG keeps a tenth of a pixel).
         self.assertAlmostEqual(widths[1] / widths[0], (1000 / 2.0) / (100 / 3.0), delta=0.1)
+
+    def test_peers_are_marked_and_counted_whole(self):
+        run, _ = self.finished_run(peers=True)
+        peer = {r["tool"]: r for r in run["results"]}["peer/a (2 threads)"]
+        self.assertAlmostEqual(peer["cpu_s"], 0.75)
+        self.assertAlmostEqual(peer["ratio"], 0.5)
+        self.assertNotIn("time_v", peer)
+        md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg")
+        self.assertIn("| peer/a (2 threads) ‡ | 1 s | 750 ms | 30 MiB | 1 k | 750000.0 | 0.50× |", md)
+        self.assertIn("‡ Not in this repository", md)
+        self.assertIn("**peer/b (2 threads) ‡: not reported**: disagrees.", md)
+        self.assertIn("scripts/compare/reap.py", md)
+        svg = ET.fromstring(render_benchmarks.svg(run))
+        texts = [e.text for e in svg.iter("{http://www.w3.org/2000/svg}text")]
+        self.assertIn("peer/a (2 threads) ‡", texts)
+        self.assertIn("‡ not in this repository", texts)
+        fills = [e.get("fill") for e in svg.iter("{http://www.w3.org/2000/svg}rect") if e.get("rx")]
+        self.assertEqual(fills.count(render_benchmarks.COLORS["peer"]), 1)
+
+
+@unittest.skipUnless(sys.platform.startswith("linux"), "PR_SET_CHILD_SUBREAPER is Linux's")
+class Reap(Files):
+    REAP = os.path.join(HERE, "compare", "reap.py")
+
+    def test_waits_for_what_the_command_leaves_running(self):
+        # The command exits at once; the process it leaves behind burns a
+        # fifth of a second of CPU, then writes a file.
+        done = os.path.join(self.dir.name, "done")
+        burn = (
+            "import sys, time\n"
+            "t = time.process_time()\n"
+            "while time.process_time() - t < 0.2: pass\n"
+            "open(sys.argv[1], 'w').close()\n"
+        )
+        script = self.write("burn.py", burn)
+        out = os.path.join(self.dir.name, "out.json")
+        command = f"{sys.executable} {script} {done} > /dev/null 2>&1 & exit 0"
+        status = subprocess.run([sys.executable, self.REAP, out, command]).returncode
+        self.assertEqual(status, 0)
+        self.assertTrue(os.path.exists(done))
+        with open(out, encoding="utf-8") as f:
+            report = json.load(f)
+        self.assertGreaterEqual(report["user_s"] + report["sys_s"], 0.2)
+        self.assertGreaterEqual(report["wall_s"], report["exit_wall_s"])
+        self.assertGreater(report["max_rss_kib"], 0)
+
+    def test_passes_on_the_exit_status(self):
+        out = os.path.join(self.dir.name, "out.json")
+        self.assertEqual(subprocess.run([sys.executable, self.REAP, out, "exit 3"]).returncode, 3)
 
 
 if __name__ == "__main__":

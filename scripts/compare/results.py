@@ -6,8 +6,10 @@ scripts/compare.sh calls it three ways:
     results.py add    --entries JSONL ...      one tool on one data set
     results.py finish --meta META --entries JSONL --reference LABEL --out JSON
 
-`add` reads the tool's hyperfine `--export-json` file and its
-`/usr/bin/time -v` report; `finish` derives the figures the renderer
+`add` reads the tool's hyperfine `--export-json` file and either its
+`/usr/bin/time -v` report or, for a peer (a program from another
+repository), the report of scripts/compare/reap.py, which also counts the
+processes it leaves running after it exits; `finish` derives the figures the renderer
 shows (extrapolation to the full row count, rows/s, ns/row/core, ratio to
 brc's default engine) so that scripts/render_benchmarks.py only formats.
 """
@@ -112,8 +114,14 @@ def add(args):
             run = json.load(f)["results"][0]
         entry["wall_s"] = {k: run[k] for k in ("median", "mean", "stddev", "min", "max")}
         entry["wall_s"]["runs"] = run["times"]
-        entry["cpu_s"] = run["user"] + run["system"]
-        entry["time_v"] = time_v(args.timev)
+        if args.reaped:
+            # hyperfine's CPU time misses the processes left running.
+            with open(args.reaped, encoding="utf-8") as f:
+                entry["reaped"] = json.load(f)
+            entry["cpu_s"] = entry["reaped"]["user_s"] + entry["reaped"]["sys_s"]
+        else:
+            entry["cpu_s"] = run["user"] + run["system"]
+            entry["time_v"] = time_v(args.timev)
     with open(args.entries, "a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")
 
@@ -169,7 +177,7 @@ def main():
     p.add_argument("--entries", required=True)
     p.add_argument("--dataset", required=True)
     p.add_argument("--tool", required=True)
-    p.add_argument("--group", choices=["brc", "other"], required=True)
+    p.add_argument("--group", choices=["brc", "other", "peer"], required=True)
     p.add_argument("--threads", type=int, required=True)
     p.add_argument("--command", required=True)
     p.add_argument("--file", required=True)
@@ -179,6 +187,7 @@ def main():
     p.add_argument("--check", required=True)
     p.add_argument("--hyperfine")
     p.add_argument("--timev")
+    p.add_argument("--reaped", help="reap.py's report, instead of --timev")
     p.set_defaults(run=add)
 
     p = sub.add_parser("finish")
