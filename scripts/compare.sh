@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Usage: scripts/compare.sh [ROWS]
 #
-# brc side by side with DuckDB, Polars, GNU datamash and awk, end to end, on
-# files made by `brc generate` (the official 413 stations and the 10K-key
-# set), from a fresh clone:
+# brc side by side with DuckDB, Polars, GNU datamash, awk and, from checkouts
+# you provide, other authors' 1BRC programs ("peers"), end to end, on files
+# made by `brc generate` (the official 413 stations and the 10K-key set),
+# from a fresh clone:
 #
 #   1. installs what is missing: hyperfine, datamash, time (apt), and duckdb
-#      and polars in a venv at bench/venv (pip);
+#      and polars in a venv at bench/venv (pip); builds each peer with its
+#      own documented command (see PEERS below);
 #   2. builds brc in release mode and generates bench/data/measurements-<KEYS>-<ROWS>.txt
 #      (reused when present), plus a file with SMALL_ROWS rows for the tools
 #      too slow for the full one, and reads each file into the page cache
@@ -29,6 +31,17 @@
 #   KEYS="413 10k"         data sets, as `brc generate --keys` takes them
 #   TOOLS="brc duckdb polars datamash awk"
 #   BRC=path               a brc binary to use instead of building one
+#   PEERS="NAME=CHECKOUT ..." peers to include, each a clone you made of its
+#                          repository; NAME picks its adapter in
+#                          scripts/compare/peers/NAME.sh, which knows its build
+#                          and run commands:
+#                            austindonisan=DIR  github.com/austindonisan/1brc (clang)
+#                            lehuyduc=DIR       github.com/lehuyduc/1brc-simd (g++)
+#                          Each is built from DIR into bench/work/peers/NAME,
+#                          run with THREADS threads and with 1 on the full
+#                          files, cross-checked and timed like brc, and marked
+#                          "not in this repository" in docs/benchmarks.md. E.g.
+#                            PEERS="austindonisan=$HOME/src/1brc" TOOLS=brc scripts/compare.sh
 set -euo pipefail
 
 usage() {
@@ -47,10 +60,27 @@ esac
 
 # What was set by hand goes into the results, so the run can be repeated.
 overrides=""
-for var in RUNS WARMUP THREADS SMALL_ROWS KEYS TOOLS BRC; do
-    if [ -n "${!var+x}" ]; then
+for var in RUNS WARMUP THREADS SMALL_ROWS KEYS TOOLS BRC PEERS; do
+    if [[ ${!var+x} && ${!var} == *[[:space:]]* ]]; then
+        overrides+="$var=\"${!var}\" "
+    elif [ -n "${!var+x}" ]; then
         overrides+="$var=${!var} "
     fi
+done
+
+# Peers as NAME=CHECKOUT words; checkouts made absolute before enter_repo
+# moves to the repository root.
+peer_names=()
+peer_dirs=()
+for word in ${PEERS:-}; do
+    [[ $word =~ ^([A-Za-z0-9_-]+)=(.+)$ ]] || die "PEERS: expected NAME=CHECKOUT, found '$word'"
+    name=${BASH_REMATCH[1]}
+    dir=${BASH_REMATCH[2]}
+    [ -f "$(dirname "${BASH_SOURCE[0]}")/compare/peers/$name.sh" ] ||
+        die "PEERS: no adapter for '$name' (known: $(cd "$(dirname "${BASH_SOURCE[0]}")/compare/peers" && ls | sed 's/\.sh$//' | paste -sd ' '))"
+    [ -d "$dir" ] || die "PEERS: $name's checkout $dir is not a directory"
+    peer_names+=("$name")
+    peer_dirs+=("$(cd "$dir" && pwd)")
 done
 
 enter_repo
@@ -98,6 +128,11 @@ command -v hyperfine >/dev/null || missing+=(hyperfine)
 command -v datamash >/dev/null || missing+=(datamash)
 command -v awk >/dev/null || missing+=(mawk)
 [ -x /usr/bin/time ] || missing+=(time)
+# Each peer's adapter names the compiler it needs, as apt calls it.
+for name in "${peer_names[@]}"; do
+    . "scripts/compare/peers/$name.sh"
+    command -v "$peer_needs" >/dev/null || missing+=("$peer_needs")
+done
 command -v python3 >/dev/null || missing+=(python3)
 # Debian splits venv's pip bootstrap into its own package.
 python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
@@ -137,6 +172,35 @@ mawk*) awk_name=mawk ;;
     awk_name=$(case "$awk_version" in GNU*) echo gawk ;; *) echo awk ;; esac)
     ;;
 esac
+
+# Peers are built afresh on each run, for each thread count they run with.
+peer_threads=$threads
+[ "$threads" -eq 1 ] || peer_threads+=" 1"
+peer_labels=()
+peer_versions=()
+peer_built=()
+for i in "${!peer_names[@]}"; do
+    name=${peer_names[$i]}
+    . "scripts/compare/peers/$name.sh"
+    peer_labels+=("${peer_url#https://github.com/}")
+    bin=bench/work/peers/$name
+    rm -rf "$bin"
+    mkdir -p "$bin"
+    bin=$(cd "$bin" && pwd)
+    echo "== building ${peer_labels[$i]} from ${peer_dirs[$i]}"
+    built=yes
+    for n in $peer_threads; do
+        if ! peer_build "${peer_dirs[$i]}" "$bin" "$n" >"$bin/build.log" 2>&1; then
+            built="its build failed: $(grep -m 1 . "$bin/build.log" | head -c 200)"
+            echo "   $built"
+            break
+        fi
+    done
+    peer_built+=("$built")
+    commit=$(git -C "${peer_dirs[$i]}" rev-parse --short HEAD 2>/dev/null || echo "unknown commit")
+    git -C "${peer_dirs[$i]}" diff --quiet HEAD 2>/dev/null || commit+=", modified"
+    peer_versions+=(--version "${peer_labels[$i]}=$commit of $peer_url; $(peer_build_note)")
+done
 
 # --- 2. data --------------------------------------------------------------
 
@@ -205,12 +269,16 @@ fi
     --version "polars=$("$py" -c 'import polars; print(polars.__version__)')" \
     --version "datamash=$(datamash --version | head -n 1)" \
     --version "awk=$awk_version" \
-    --version "hyperfine=$(hyperfine --version)"
+    --version "hyperfine=$(hyperfine --version)" \
+    ${peer_versions[@]+"${peer_versions[@]}"}
 
-# run_tool DATASET LABEL GROUP THREADS FILE REFERENCE CHECK_CMD TIMED_CMD
+# run_tool DATASET LABEL GROUP THREADS FILE REFERENCE CHECK_CMD TIMED_CMD [FAILURE]
 #
 # CHECK_CMD prints the tool's result for the cross-check; TIMED_CMD is what
 # hyperfine times (the same, except that brc is timed in its default format).
+# A FAILURE message records the tool as failed without running it. A peer's
+# CPU time and peak RSS come from scripts/compare/reap.py, which waits for
+# the processes it leaves running, instead of `/usr/bin/time -v`.
 run_tool() {
     local dataset=$1 label=$2 group=$3 nthreads=$4 file=$5 reference=$6 check_cmd=$7 timed_cmd=$8
     local slug out status msg measured
@@ -221,7 +289,10 @@ run_tool() {
     echo
     echo "== $dataset: $label on $file"
     status=ok
-    if ! sh -c "$check_cmd" >"$out.result" 2>"$out.stderr"; then
+    if [ -n "${9:-}" ]; then
+        status=failed
+        msg=$9
+    elif ! sh -c "$check_cmd" >"$out.result" 2>"$out.stderr"; then
         status=failed
         msg="exited with an error: $(head -c 300 "$out.stderr" | head -n 1)"
     elif ! msg=$("$py" scripts/compare/check.py "$reference" "$out.result"); then
@@ -233,17 +304,24 @@ run_tool() {
             --command-name "$label" "$timed_cmd"; then
             status=failed
             msg="failed while timed"
+        elif [ "$group" = peer ]; then
+            if ! "$py" scripts/compare/reap.py "$out.reaped.json" "$timed_cmd"; then
+                status=failed
+                msg="failed under scripts/compare/reap.py"
+            fi
         elif ! /usr/bin/time -v -o "$out.timev" sh -c "$timed_cmd" >/dev/null; then
             status=failed
             msg="failed under /usr/bin/time -v"
         fi
     fi
+    local extra=(--timev "$out.timev")
+    [ "$group" != peer ] || extra=(--reaped "$out.reaped.json")
     "$py" scripts/compare/results.py add --entries "$entries" \
         --dataset "$dataset" --tool "$label" --group "$group" --threads "$nthreads" \
         --command "$timed_cmd" --file "$file" \
         --rows-measured "$measured" --rows-full "$rows" \
         --status "$status" --check "$msg" \
-        --hyperfine "$out.hyperfine.json" --timev "$out.timev"
+        --hyperfine "$out.hyperfine.json" "${extra[@]}"
 }
 
 q() { printf '%q' "$1"; }
@@ -292,6 +370,16 @@ for keys in $keysets; do
         cmd="LC_ALL=C awk -f scripts/compare/aggregate.awk $(q "$small")"
         run_tool "$keys" "$awk_name (1 thread)" other 1 "$small" "$ref_small" "$cmd" "$cmd"
     fi
+    for i in "${!peer_names[@]}"; do
+        . "scripts/compare/peers/${peer_names[$i]}.sh"
+        bin=bench/work/peers/${peer_names[$i]}
+        failure=
+        [ "${peer_built[$i]}" = yes ] || failure=${peer_built[$i]}
+        for n in $peer_threads; do
+            run_tool "$keys" "${peer_labels[$i]} ($(plural "$n"))" peer "$n" "$full" "$ref_full" \
+                "$(peer_result "$bin" "$full" "$n")" "$(peer_command "$bin" "$full" "$n")" "$failure"
+        done
+    done
 done
 
 # --- 5. results and docs --------------------------------------------------
