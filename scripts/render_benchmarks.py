@@ -244,6 +244,9 @@ def method(run):
 
 WIDTH = 900
 LABEL_W = 230
+# Room per character of a bar's label at 13 px, for labels longer than
+# LABEL_W holds (a peer's repository name and its thread count).
+CHAR_W = 7.4
 BAR_W = 430
 ROW_H = 26
 BAR_H = 16
@@ -283,17 +286,10 @@ def svg(run):
         )
     )
     y += 20
-    body.append(
-        text(
-            WIDTH / 2,
-            y,
-            f"{m['cpu']}, {m['logical_cores']} cores · {run['date']} · {run['command']}",
-            size=12,
-            anchor="middle",
-            fill="#495057",
-        )
-    )
-    y += 17
+    # The command on a line of its own: with PEERS it holds checkout paths.
+    for line in (f"{m['cpu']}, {m['logical_cores']} cores · {run['date']}", run["command"]):
+        body.append(text(WIDTH / 2, y, line, size=12, anchor="middle", fill="#495057"))
+        y += 17
     body.append(
         text(
             WIDTH / 2,
@@ -306,6 +302,7 @@ def svg(run):
     )
     y += 20
     any_extrapolated = False
+    label_w = max([LABEL_W] + [16 + CHAR_W * len(r["tool"] + marks(r)) for r in run["results"]])
     for dataset, rs in groups.items():
         ok = [r for r in rs if r["status"] == "ok"]
         top = max((r["rows_per_s"] for r in ok), default=1)
@@ -316,7 +313,7 @@ def svg(run):
         y += 10
         panel_top = y
         panel_h = len(rs) * ROW_H
-        x0 = LABEL_W
+        x0 = label_w
         tick = 0.0
         while tick <= top + step / 2:
             x = x0 + BAR_W * tick / top
@@ -354,12 +351,9 @@ def svg(run):
             )
         y = panel_top + panel_h + 22
     y += 14
-    legend = [
-        (COLORS["brc"], "brc", 60),
-        (COLORS["other"], "other tools", 100),
-    ]
-    if any(r["group"] == "peer" for r in run["results"]):
-        legend.append((COLORS["peer"], f"{PEER} not in this repository", 180))
+    names = {"brc": ("brc", 60), "other": ("other tools", 100), "peer": (f"{PEER} not in this repository", 180)}
+    shown = {r["group"] for r in run["results"]}
+    legend = [(COLORS[g], *names[g]) for g in names if g in shown]
     x = 16
     for color, label, width in legend:
         body.append(f'<rect x="{x}" y="{y - 10}" width="12" height="12" fill="{color}"/>')

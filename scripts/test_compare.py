@@ -228,6 +228,9 @@ class Results(Files):
             md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg")
             self.assertEqual("machine was busy" in md, busy)
         svg = ET.fromstring(render_benchmarks.svg(run))
+        texts = [e.text for e in svg.iter("{http://www.w3.org/2000/svg}text")]
+        self.assertIn("other tools", texts)
+        self.assertNotIn("‡ not in this repository", texts)
         bars = [e for e in svg.iter("{http://www.w3.org/2000/svg}rect") if e.get("rx")]
         self.assertEqual(len(bars), 2)
         widths = sorted(float(b.get("width")) for b in bars)
