@@ -6,6 +6,11 @@ after WARMUP runs of each (default 1), and prints the median of the
 per-pair ratios B/A of CPU time (user + system, the command and every
 process it starts) and of wall time, with the range of the CPU ratios.
 
+Wall time runs until the command exits; CPU time also counts processes
+it leaves running, which each run waits for before the next starts (on
+Linux this script is their reaper, as scripts/compare/reap.py is): some
+1BRC programs exit while forked workers still unmap the file.
+
 On a machine shared with other work, whole runs drift with the hour;
 alternating the two commands exposes both to the same drift, and the
 median of the pairs' ratios shrugs off a disturbed pair: the method behind
@@ -19,11 +24,15 @@ Example, a build against the one before it on the 10K set:
 """
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare"))
+from reap import become_reaper, reap_all  # noqa: E402
 
 
 def run(command):
@@ -32,6 +41,7 @@ def run(command):
     start = time.perf_counter()
     done = subprocess.run(command, shell=True, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start
+    reap_all()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit(f"ab.py: `{command}` exited with status {done.returncode}")
@@ -52,6 +62,8 @@ def main():
     args = parser.parse_args()
     if args.pairs < 1 or args.warmup < 0:
         parser.error("--pairs must be at least 1 and --warmup at least 0")
+    if sys.platform.startswith("linux"):
+        become_reaper()
 
     for _ in range(args.warmup):
         run(args.a)

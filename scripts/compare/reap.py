@@ -30,22 +30,36 @@ import time
 PR_SET_CHILD_SUBREAPER = 36
 
 
-def main(argv):
-    if len(argv) != 3:
-        print(__doc__.strip().splitlines()[3], file=sys.stderr)
-        return 2
+def become_reaper():
+    """Makes this process the reaper of its orphaned descendants (Linux);
+    raises OSError if the kernel refuses."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        print(f"reap.py: prctl failed: errno {ctypes.get_errno()}", file=sys.stderr)
-        return 1
-    start = time.perf_counter()
-    status = subprocess.run(argv[2], shell=True, stdout=subprocess.DEVNULL).returncode
-    exited = time.perf_counter()
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+def reap_all():
+    """Waits until no child is left, orphans handed to this reaper too."""
     while True:
         try:
             os.wait()
         except ChildProcessError:
-            break
+            return
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__.strip().splitlines()[3], file=sys.stderr)
+        return 2
+    try:
+        become_reaper()
+    except OSError as e:
+        print(f"reap.py: {e}", file=sys.stderr)
+        return 1
+    start = time.perf_counter()
+    status = subprocess.run(argv[2], shell=True, stdout=subprocess.DEVNULL).returncode
+    exited = time.perf_counter()
+    reap_all()
     done = time.perf_counter()
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(argv[1], "w", encoding="utf-8") as f:
