@@ -1,0 +1,56 @@
+"""The native half of :mod:`brc`, a thin layer over the ``brc`` Rust library."""
+
+from typing import Any, Optional, Sequence
+
+ENGINES: list[str]
+"""The engines' names, from the reference (``"naive"``) to the default (``"fast"``)."""
+
+class DataError(ValueError):
+    """Malformed input.
+
+    ``str(error)`` is the message the ``brc`` command prints after ``brc: ``:
+    ``<path>: line <N>: expected ..., found ...``.
+    """
+
+    path: str
+    """The input the malformed line is in."""
+    line: int
+    """The line's 1-based number."""
+    offset: int
+    """The byte offset of the line's first byte."""
+
+class Summary:
+    """The result of an aggregation: each station's min, mean and max.
+
+    Stations are sorted by the bytes of their names. ``str(summary)`` is the
+    official one-line result the ``brc`` command prints (without its final
+    newline); ``len(summary)`` the number of stations. Summaries compare
+    equal when every station's stats are equal.
+
+    It implements the Arrow PyCapsule interface (``__arrow_c_stream__``):
+    ``pyarrow.table(summary)``, ``polars.DataFrame(summary)`` and other
+    Arrow consumers read its columns without a copy through Python objects.
+    Columns: ``station`` (string), ``min``, ``mean``, ``max``
+    (decimal128(3, 1): the exact one-decimal values printed, the mean rounded
+    as the official result rounds it) and ``count`` (int64).
+    """
+
+    def __len__(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+    def format(self, format: str) -> str:
+        """The text ``brc --format <format>`` writes, final newline included.
+
+        ``format`` is ``"official"``, ``"lines"``, ``"json"`` or ``"csv"``.
+        """
+    def to_arrow(self) -> Any:
+        """The stations as a ``pyarrow.Table`` (needs pyarrow)."""
+    def to_polars(self) -> Any:
+        """The stations as a ``polars.DataFrame`` (needs polars and pyarrow)."""
+    def to_pandas(self) -> Any:
+        """The stations as a ``pandas.DataFrame`` with Arrow-backed columns
+        (``pandas.ArrowDtype``: exact decimals; needs pandas and pyarrow)."""
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        """An ``arrow_array_stream`` PyCapsule of the stations (one batch)."""
+
+def aggregate(paths: Sequence[str], threads: Optional[int], engine_name: str) -> Summary:
+    """See :func:`brc.aggregate`, which normalises the arguments."""

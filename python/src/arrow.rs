@@ -1,0 +1,76 @@
+//! A summary as an Arrow record batch, exported through the Arrow C stream
+//! interface: the consumer (pyarrow, polars) takes the buffers as they are.
+//!
+//! Columns: `station` (string), `min`, `mean`, `max` (decimal128(3, 1):
+//! the exact one-decimal values the command line prints, the mean rounded
+//! as it rounds), `count` (int64). None is nullable.
+
+use std::sync::Arc;
+
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{
+    ArrayRef, Decimal128Array, Int64Array, RecordBatch, RecordBatchIterator, StringArray,
+};
+use arrow_schema::{ArrowError, DataType, Field, Schema};
+use pyo3::exceptions::PyOverflowError;
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+/// The schema of every summary's batch.
+pub fn schema() -> Arc<Schema> {
+    let tenths = || DataType::Decimal128(3, 1);
+    Arc::new(Schema::new(vec![
+        Field::new("station", DataType::Utf8, false),
+        Field::new("min", tenths(), false),
+        Field::new("mean", tenths(), false),
+        Field::new("max", tenths(), false),
+        Field::new("count", DataType::Int64, false),
+    ]))
+}
+
+/// The summary's columns as one record batch.
+fn batch(summary: &brc::Summary) -> Result<RecordBatch, ArrowError> {
+    let stations = &summary.stations;
+    let name_bytes: usize = stations.iter().map(|(n, _)| n.len()).sum();
+    if i32::try_from(name_bytes).is_err() {
+        return Err(ArrowError::ComputeError(format!(
+            "{name_bytes} bytes of station names do not fit an Arrow string column (2 GiB)"
+        )));
+    }
+    let names = StringArray::from_iter_values(stations.iter().map(|(n, _)| n.as_str()));
+    let tenths = |f: fn(&brc::Stats) -> i64| -> Result<ArrayRef, ArrowError> {
+        let values = stations.iter().map(|(_, s)| i128::from(f(s)));
+        Ok(Arc::new(
+            Decimal128Array::from_iter_values(values).with_precision_and_scale(3, 1)?,
+        ))
+    };
+    let counts = (stations.iter())
+        .map(|(name, s)| {
+            i64::try_from(s.count).map_err(|_| {
+                ArrowError::ComputeError(format!("the count of {name} does not fit an int64"))
+            })
+        })
+        .collect::<Result<Int64Array, _>>()?;
+    RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(names),
+            tenths(|s| s.min.into())?,
+            tenths(brc::Stats::mean_tenths)?,
+            tenths(|s| s.max.into())?,
+            Arc::new(counts),
+        ],
+    )
+}
+
+/// The summary as an `arrow_array_stream` capsule holding one batch. The
+/// capsule owns the stream; a consumer moves it out, and one that never
+/// does leaves it to be released with the capsule.
+pub fn stream<'py>(py: Python<'py>, summary: &brc::Summary) -> PyResult<Bound<'py, PyCapsule>> {
+    let batch = py
+        .detach(|| batch(summary))
+        .map_err(|e| PyOverflowError::new_err(e.to_string()))?;
+    let reader = RecordBatchIterator::new([Ok(batch)], schema());
+    let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+    PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+}

@@ -1,0 +1,118 @@
+//! `brc._brc`: the native half of the `brc` Python package, a thin layer
+//! over the `brc` library. The pure-Python half (`brc/__init__.py`) holds
+//! what needs no Rust: argument normalisation, pyarrow/polars/pandas glue,
+//! and the Dask integration.
+
+mod arrow;
+mod errors;
+mod summary;
+
+use std::path::PathBuf;
+
+use brc::input::Input;
+use brc::{Engine, Options};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::errors::{guarded, Failure};
+use crate::summary::Summary;
+
+/// Big blocks on huge pages, as in the `brc` binary: see `brc::alloc`.
+#[global_allocator]
+static ALLOC: brc::alloc::HugeBlocks = brc::alloc::HugeBlocks;
+
+/// The engine named `name`, or a `ValueError` listing the names.
+fn engine(name: &str) -> PyResult<Engine> {
+    let found = Engine::ALL.into_iter().find(|e| e.name() == name);
+    found.ok_or_else(|| {
+        let names: Vec<_> = Engine::ALL.iter().map(|e| e.name()).collect();
+        PyValueError::new_err(format!(
+            "unknown engine {name:?}: expected one of {}",
+            names.join(", ")
+        ))
+    })
+}
+
+/// The options of a run on `threads` threads (`None`: every core).
+fn options(threads: Option<usize>) -> PyResult<Options> {
+    let mut options = Options::default();
+    match threads {
+        None => {}
+        Some(0) => return Err(PyValueError::new_err("threads must be at least 1")),
+        Some(n) => options.threads = n,
+    }
+    Ok(options)
+}
+
+/// Aggregates the files at `paths` (a directory stands for the regular
+/// files in it) into one summary, without the GIL.
+#[pyfunction]
+#[pyo3(signature = (paths, threads, engine_name))]
+fn aggregate(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    threads: Option<usize>,
+    engine_name: &str,
+) -> PyResult<Summary> {
+    let engine = engine(engine_name)?;
+    let options = options(threads)?;
+    let summary = py.detach(|| {
+        guarded(|| {
+            let mut runs = Vec::with_capacity(paths.len());
+            for path in &expand(paths)? {
+                let at = |e| Failure::at(path, e);
+                let input = Input::open(path).map_err(|e| at(e.into()))?;
+                runs.push(brc::Partial::from(
+                    input.aggregate(engine, &options).map_err(at)?,
+                ));
+            }
+            Ok(brc::Partial::merge_all(runs)
+                .map_err(Failure::Overflow)?
+                .finish())
+        })
+    })?;
+    Ok(Summary::new(summary))
+}
+
+/// `paths` with each directory replaced by the regular files directly
+/// inside it, in byte order of their names, hidden ones skipped: what a
+/// directory argument stands for on the command line.
+fn expand(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, Failure> {
+    let mut files = Vec::with_capacity(paths.len());
+    for path in paths {
+        if !path.is_dir() {
+            files.push(path);
+            continue;
+        }
+        let listed = || -> std::io::Result<Vec<PathBuf>> {
+            let mut inside = Vec::new();
+            for entry in std::fs::read_dir(&path)? {
+                let entry = entry?;
+                let hidden = entry.file_name().as_encoded_bytes().starts_with(b".");
+                if !hidden && std::fs::metadata(entry.path())?.is_file() {
+                    inside.push(entry.path());
+                }
+            }
+            inside.sort_by(|a, b| {
+                let bytes = |p: &PathBuf| p.as_os_str().as_encoded_bytes().to_vec();
+                bytes(a).cmp(&bytes(b))
+            });
+            Ok(inside)
+        };
+        files.extend(listed().map_err(|e| Failure::at(&path, e.into()))?);
+    }
+    Ok(files)
+}
+
+#[pymodule]
+fn _brc(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::install_panic_hook();
+    m.add_function(wrap_pyfunction!(aggregate, m)?)?;
+    m.add_class::<Summary>()?;
+    m.add("DataError", m.py().get_type::<errors::DataError>())?;
+    m.add(
+        "ENGINES",
+        Engine::ALL.iter().map(|e| e.name()).collect::<Vec<_>>(),
+    )?;
+    Ok(())
+}

@@ -1,0 +1,110 @@
+//! `brc.Summary`: a finished aggregation, printed as the command line
+//! prints it or handed to Arrow.
+
+use std::sync::Arc;
+
+use brc::output::{self, Format};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+/// The result of an aggregation: every station's min, mean and max, sorted
+/// by the bytes of its name. Shared, never copied, by its Arrow exports.
+#[pyclass(module = "brc", name = "Summary", frozen)]
+pub struct Summary {
+    inner: Arc<brc::Summary>,
+}
+
+impl Summary {
+    pub fn new(summary: brc::Summary) -> Summary {
+        Summary {
+            inner: Arc::new(summary),
+        }
+    }
+}
+
+/// The output format named `name`, or a `ValueError` listing the names.
+fn format_named(name: &str) -> PyResult<Format> {
+    let found = Format::ALL.iter().find(|(n, _)| *n == name);
+    found.map(|&(_, f)| f).ok_or_else(|| {
+        let names: Vec<_> = Format::ALL.iter().map(|(n, _)| *n).collect();
+        PyValueError::new_err(format!(
+            "unknown format {name:?}: expected one of {}",
+            names.join(", ")
+        ))
+    })
+}
+
+/// `summary` rendered in `format`, final newline included, without the GIL
+/// (a million stations take a while).
+fn render(py: Python<'_>, summary: &brc::Summary, format: Format) -> String {
+    let bytes = py.detach(|| output::render(summary, format));
+    String::from_utf8(bytes).expect("names are UTF-8 and so is every format")
+}
+
+#[pymethods]
+impl Summary {
+    /// The official one-line result, `{A=min/mean/max, ...}`, without the
+    /// final newline.
+    fn __str__(&self, py: Python<'_>) -> String {
+        let mut line = render(py, &self.inner, Format::Official);
+        line.pop();
+        line
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<brc.Summary of {} stations>", self.inner.stations.len())
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.stations.len()
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<Summary>()
+            .is_ok_and(|o| o.get().inner == self.inner)
+    }
+
+    /// The text the command line writes with `--format <format>`, final
+    /// newline included.
+    fn format(&self, py: Python<'_>, format: &str) -> PyResult<String> {
+        Ok(render(py, &self.inner, format_named(format)?))
+    }
+
+    /// The stations as a `pyarrow.Table` (see `__arrow_c_stream__`).
+    fn to_arrow<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let pyarrow = slf.py().import("pyarrow")?;
+        pyarrow.getattr("table")?.call1((slf,))
+    }
+
+    /// The stations as a `polars.DataFrame`, its columns Arrow's.
+    fn to_polars<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let polars = slf.py().import("polars")?;
+        polars.getattr("from_arrow")?.call1((Self::to_arrow(slf)?,))
+    }
+
+    /// The stations as a `pandas.DataFrame` whose columns keep their Arrow
+    /// types (`pandas.ArrowDtype`): exact decimals, no copy to objects.
+    fn to_pandas<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("types_mapper", py.import("pandas")?.getattr("ArrowDtype")?)?;
+        Self::to_arrow(slf)?.call_method("to_pandas", (), Some(&kwargs))
+    }
+
+    /// The stations as an Arrow stream (the Arrow PyCapsule interface), so
+    /// that `pyarrow.table(summary)` and `polars.DataFrame(summary)` read
+    /// its columns without copying them through Python objects.
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyCapsule>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        // A consumer's requested schema is a wish the producer may not
+        // grant; this one has its single schema.
+        let _ = requested_schema;
+        crate::arrow::stream(py, &self.inner)
+    }
+}

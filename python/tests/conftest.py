@@ -1,0 +1,89 @@
+"""Shared fixtures: the `brc` command line to compare with, and random
+measurements files."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "tests" / "data" / "1brc"
+COMPRESSED = ROOT / "tests" / "data" / "compressed"
+
+
+def brc_binary() -> str:
+    """The `brc` command: $BRC_BIN, else the repository's build, else PATH."""
+    if os.environ.get("BRC_BIN"):
+        return os.environ["BRC_BIN"]
+    for profile in ("release", "debug"):
+        built = ROOT / "target" / profile / "brc"
+        if built.exists():
+            return str(built)
+    found = shutil.which("brc")
+    if found is None:
+        pytest.fail("no brc binary: run `cargo build` or set BRC_BIN")
+    return found
+
+
+class Cli:
+    """Runs the `brc` command line."""
+
+    def __init__(self, binary: str):
+        self.binary = binary
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [self.binary, *map(str, args)], capture_output=True, check=False
+        )
+
+    def output(self, *args: str) -> str:
+        done = self.run(*args)
+        assert done.returncode == 0, done.stderr.decode()
+        return done.stdout.decode()
+
+
+@pytest.fixture(scope="session")
+def cli() -> Cli:
+    return Cli(brc_binary())
+
+
+# Names that stress every layer: multi-byte UTF-8 (2, 3 and 4 bytes), CSV
+# and JSON specials, one of 100 bytes.
+NAMES = [
+    "Abha", "Zürich", "Kraków, PL", 'say "hi"', "東京", "🌡️ probe",
+    "x", "São Paulo", "a\\b", "é" * 50, "Ω" * 33 + "z",
+]
+
+
+def write_random(path: Path, rows: int, seed: int, *, stations: int = 40,
+                 final_newline: bool = True) -> Path:
+    """A random measurements file of `rows` rows over about `stations`
+    names (some fixed awkward ones, the rest random), reproducible by
+    `seed`."""
+    rng = random.Random(seed)
+    names = NAMES + [
+        "".join(rng.choice("abcdefghéöü東") for _ in range(rng.randint(1, 12)))
+        for _ in range(max(0, stations - len(NAMES)))
+    ]
+    lines = [
+        f"{rng.choice(names)};{rng.randint(-999, 999) / 10:.1f}" for _ in range(rows)
+    ]
+    text = "\n".join(lines) + ("\n" if final_newline and lines else "")
+    path.write_bytes(text.encode())
+    return path
+
+
+@pytest.fixture
+def random_file(tmp_path):
+    """Makes random measurements files in the test's directory."""
+    counter = iter(range(1_000_000))
+
+    def make(rows: int, seed: int, **kwargs) -> Path:
+        return write_random(tmp_path / f"random-{next(counter)}.txt", rows, seed, **kwargs)
+
+    return make

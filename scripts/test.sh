@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The one test command: the Rust suite (`cargo test`), then the Python
+# package's (pytest), in a venv at .venv that this script creates or reuses
+# and fills from PyPI. Usage: scripts/test.sh [PYTEST ARGS...]
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+cargo test
+
+venv="${BRC_VENV:-.venv}"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+# The package (built by maturin, its PEP 517 backend, from python/) and
+# what its tests use: the Arrow, Polars and pandas glue, Dask, fsspec with
+# its HTTP client, zstandard, and a Range-capable HTTP server.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check maturin './python[test]'
+
+# The tests compare with the command line that `cargo test` just built.
+BRC_BIN="$PWD/target/debug/brc" "$venv/bin/python" -m pytest python/tests "$@"
