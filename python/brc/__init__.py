@@ -18,12 +18,25 @@ command line's message, ``.path`` and ``.line``; I/O errors raise
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional, Union
+from typing import BinaryIO, Callable, Iterable, Optional, Union
 
-from ._brc import ENGINES, DataError, Summary
+from ._brc import ENGINES, DataError, Partial, Summary, merge
 from ._brc import aggregate as _aggregate
+from ._brc import partial_bytes as _partial_bytes
+from ._brc import partial_file as _partial_file
 
-__all__ = ["ENGINES", "DataError", "Summary", "aggregate"]
+__all__ = [
+    "ENGINES", "DataError", "Partial", "Summary", "aggregate", "merge", "partial",
+    "partial_bytes",
+]
+
+# The magic bytes of the compressed formats brc reads (gzip, zstd): such an
+# input cannot be cut, and belongs whole to the range holding its first byte.
+_MAGIC = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")
+
+# What a range's reader asks for past the range's end at a time, to finish
+# its last line (a valid line is at most 107 bytes).
+_TAIL_BLOCK = 4096
 
 StrPath = Union[str, "os.PathLike[str]"]
 
@@ -58,3 +71,96 @@ def aggregate(
     :class:`ValueError` for a bad ``threads`` or ``engine``.
     """
     return _aggregate(_paths(paths), threads, engine)
+
+
+def partial(
+    path: StrPath,
+    *,
+    start: Optional[int] = None,
+    end: Optional[int] = None,
+    threads: int = 1,
+) -> Partial:
+    """The exact partial state of the file at ``path``, or of its byte range
+    ``start..end``: the lines whose first byte lies in the range (the line
+    that holds ``start`` belongs to the range before, unless it starts
+    there), read to the end of the last one. Ranges that cover a file, each
+    counted once, merge into the whole file's partial. A gzip or zstd file
+    cannot be cut: it belongs whole to the range that holds its first byte.
+
+    Errors are those of :func:`aggregate`; a malformed line in a range is
+    reported with its line number in the file. The GIL is released.
+    """
+    path = os.fspath(path)
+    if start is None and end is None:
+        return _partial_file(path, threads)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        start = 0 if start is None else start
+        end = size if end is None else min(end, size)
+        if not 0 <= start <= end:
+            raise ValueError(f"expected 0 <= start <= end, found {start}..{end}")
+        if os.pread(f.fileno(), 4, 0).startswith(_MAGIC):
+            return _partial_file(path, threads) if start == 0 else merge([])
+        if start == end:
+            return merge([])
+        lo = max(start - 1, 0)
+        data = _range_bytes(lambda at, stop: os.pread(f.fileno(), stop - at, at), size, lo, end)
+        try:
+            return _partial_bytes(data, start == 0, threads)
+        except DataError as e:
+            offset = lo + e.offset
+            f.seek(0)
+            raise _data_error(path, _newlines_before(f, offset) + 1, offset, e.reason) from None
+
+
+def partial_bytes(data: bytes, *, first_line_is_whole: bool = True, threads: int = 1) -> Partial:
+    """The exact partial state of bytes the caller holds (a remote read).
+
+    With ``first_line_is_whole`` the bytes are read as a file is (gzip or
+    zstd data decompressed, a byte-order mark at the start skipped);
+    without, everything up to the first ``\\n`` belongs to the bytes before
+    and is skipped: read a range from the byte before its start, so that a
+    line starting right at the range's start is kept. The bytes must end
+    at a line's end (or the input's). A malformed line raises
+    :class:`DataError` with ``.path`` ``"<bytes>"`` and its line and offset in
+    ``data``.
+    """
+    return _partial_bytes(data, first_line_is_whole, threads)
+
+
+def _range_bytes(read: Callable[[int, int], bytes], size: int, lo: int, end: int) -> bytes:
+    """Bytes ``lo..end`` of an input of ``size`` bytes (``read(a, b)`` gives
+    bytes ``a..b``), and then those up to the end of the last line: small
+    reads until a ``\\n`` or the end of the input."""
+    data = last = read(lo, end)
+    tail = []
+    at = end
+    while not last.endswith(b"\n") and at < size:
+        block = read(at, min(at + _TAIL_BLOCK, size))
+        cut = block.find(b"\n")
+        last = block if cut < 0 else block[: cut + 1]
+        tail.append(last)
+        at += len(block)
+        if cut >= 0 or not block:
+            break
+    return data + b"".join(tail)
+
+
+def _newlines_before(f: BinaryIO, offset: int) -> int:
+    """The number of ``\\n`` in the next ``offset`` bytes of ``f``."""
+    count = 0
+    while offset > 0:
+        block = f.read(min(offset, 16 << 20))
+        if not block:
+            break
+        count += block.count(b"\n")
+        offset -= len(block)
+    return count
+
+
+def _data_error(path: str, line: int, offset: int, reason: str) -> DataError:
+    """A :class:`DataError` for line ``line`` of ``path``, at byte
+    ``offset``, with the command line's message."""
+    error = DataError(f"{path}: line {line}: {reason}")
+    error.path, error.line, error.offset, error.reason = path, line, offset, reason
+    return error

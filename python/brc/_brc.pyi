@@ -16,8 +16,10 @@ class DataError(ValueError):
     """The input the malformed line is in."""
     line: int
     """The line's 1-based number."""
-    offset: int
-    """The byte offset of the line's first byte."""
+    offset: Optional[int]
+    """The byte offset of the line's first byte (``None`` in a partial)."""
+    reason: str
+    """What is wrong: ``expected ..., found ...``."""
 
 class Summary:
     """The result of an aggregation: each station's min, mean and max.
@@ -40,7 +42,8 @@ class Summary:
     def format(self, format: str) -> str:
         """The text ``brc --format <format>`` writes, final newline included.
 
-        ``format`` is ``"official"``, ``"lines"``, ``"json"`` or ``"csv"``.
+        ``format`` is ``"official"``, ``"lines"``, ``"json"``, ``"csv"`` or
+        ``"partial"`` (the ``brc-partial`` format, as ``bytes(Partial)``).
         """
     def to_arrow(self) -> Any:
         """The stations as a ``pyarrow.Table`` (needs pyarrow)."""
@@ -51,6 +54,37 @@ class Summary:
         (``pandas.ArrowDtype``: exact decimals; needs pandas and pyarrow)."""
     def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
         """An ``arrow_array_stream`` PyCapsule of the stations (one batch)."""
+
+class Partial:
+    """The exact, mergeable state of an aggregation: per station its count,
+    sum, min and max in integer tenths, sorted by name bytes.
+
+    Partials of any pieces of an input merge (:func:`brc.merge`) into the
+    partial of the whole, exactly, in any order. ``bytes(partial)`` is the
+    documented ``brc-partial v1`` text format (docs/PARTIAL-FORMAT.md), which
+    ``brc merge`` reads; partials pickle as those bytes.
+    """
+
+    @staticmethod
+    def from_bytes(data: bytes) -> "Partial":
+        """Parses the ``brc-partial`` format (several partials one after the
+        other are merged). A malformed or cut partial raises
+        :class:`DataError` with its line."""
+    def finish(self) -> Summary:
+        """The final result: the summary of everything merged in."""
+    def __bytes__(self) -> bytes: ...
+    def __len__(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+
+def merge(partials: Sequence[Partial]) -> Partial:
+    """Merges partials into the partial of all their inputs (none: the empty
+    partial). Raises ``OverflowError`` if a total leaves 64 bits."""
+
+def partial_file(path: str, threads: Optional[int]) -> Partial:
+    """See :func:`brc.partial`: the partial of a whole file."""
+
+def partial_bytes(data: bytes, first_line_is_whole: bool, threads: Optional[int]) -> Partial:
+    """See :func:`brc.partial_bytes`."""
 
 def aggregate(paths: Sequence[str], threads: Optional[int], engine_name: str) -> Summary:
     """See :func:`brc.aggregate`, which normalises the arguments."""

@@ -4,6 +4,7 @@
 //! rather than pyo3's `PanicException` should the library ever panic.
 
 use std::any::Any;
+use std::fmt::Display;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
@@ -15,8 +16,8 @@ pyo3::create_exception!(
     DataError,
     PyValueError,
     "Malformed input: its message is the one the `brc` command prints after \
-     `brc: `, and `.path`, `.line` (1-based) and `.offset` (of the line's \
-     first byte) say where."
+     `brc: `; `.path`, `.line` (1-based) and `.offset` (of the line's first \
+     byte) say where, `.reason` what is wrong."
 );
 
 /// Why a call failed, before it is turned into a Python exception (which
@@ -47,7 +48,7 @@ impl From<Failure> for PyErr {
             Failure::At {
                 path,
                 error: brc::Error::Data(e),
-            } => data_error(py, &path, &e),
+            } => data_error(&path, &e),
             Failure::At {
                 path,
                 error: brc::Error::Io(e),
@@ -61,15 +62,26 @@ impl From<Failure> for PyErr {
 }
 
 /// A `brc.DataError` for `e` in the input at `path`.
-fn data_error(py: Python<'_>, path: &str, e: &brc::DataError) -> PyErr {
-    let err = DataError::new_err(format!("{path}: {e}"));
-    let value = err.value(py);
-    let set = || -> PyResult<()> {
-        value.setattr("path", path)?;
-        value.setattr("line", e.line)?;
-        value.setattr("offset", e.offset)
-    };
-    set().err().unwrap_or(err)
+fn data_error(path: &str, e: &brc::DataError) -> PyErr {
+    line_error(path, e.line, Some(e.offset), &e.kind)
+}
+
+/// A `brc.DataError` for line `line` of the input at `path` (starting at
+/// byte `offset`, when known), malformed as `reason` says. Its message is
+/// the command line's, `<path>: line <N>: <reason>`.
+pub fn line_error(path: &str, line: u64, offset: Option<u64>, reason: &dyn Display) -> PyErr {
+    let reason = reason.to_string();
+    let err = DataError::new_err(format!("{path}: line {line}: {reason}"));
+    Python::attach(|py| {
+        let value = err.value(py);
+        let set = || -> PyResult<()> {
+            value.setattr("path", path)?;
+            value.setattr("line", line)?;
+            value.setattr("offset", offset)?;
+            value.setattr("reason", &reason)
+        };
+        set().err().unwrap_or(err)
+    })
 }
 
 /// An `OSError` for `e` on the input at `path`: with the errno when the
@@ -77,15 +89,12 @@ fn data_error(py: Python<'_>, path: &str, e: &brc::DataError) -> PyErr {
 /// like), with the library's message otherwise (a corrupt gzip stream, a
 /// file that shrank while read).
 fn io_error(py: Python<'_>, path: &str, e: &std::io::Error) -> PyErr {
-    let err = match e.raw_os_error() {
-        Some(code) => {
-            let text = std::io::Error::from_raw_os_error(code).to_string();
-            let strerror = text.split(" (os error").next().unwrap_or(&text).to_string();
-            PyOSError::new_err((code, strerror, path.to_string()))
-        }
-        None => PyOSError::new_err(format!("{path}: {e}")),
-    };
-    // Set again for the errno-less form, which takes no filename argument.
+    if let Some(code) = e.raw_os_error() {
+        let text = std::io::Error::from_raw_os_error(code).to_string();
+        let strerror = text.split(" (os error").next().unwrap_or(&text).to_string();
+        return PyOSError::new_err((code, strerror, path.to_string()));
+    }
+    let err = PyOSError::new_err(format!("{path}: {e}"));
     match err.value(py).setattr("filename", path) {
         Ok(()) => err,
         Err(e) => e,

@@ -5,6 +5,7 @@
 
 mod arrow;
 mod errors;
+mod partial;
 mod summary;
 
 use std::path::PathBuf;
@@ -34,7 +35,7 @@ fn engine(name: &str) -> PyResult<Engine> {
 }
 
 /// The options of a run on `threads` threads (`None`: every core).
-fn options(threads: Option<usize>) -> PyResult<Options> {
+pub(crate) fn options(threads: Option<usize>) -> PyResult<Options> {
     let mut options = Options::default();
     match threads {
         None => {}
@@ -109,6 +110,10 @@ fn _brc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::install_panic_hook();
     m.add_function(wrap_pyfunction!(aggregate, m)?)?;
     m.add_class::<Summary>()?;
+    m.add_class::<partial::Partial>()?;
+    m.add_function(wrap_pyfunction!(partial::partial_file, m)?)?;
+    m.add_function(wrap_pyfunction!(partial::partial_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(partial::merge, m)?)?;
     m.add("DataError", m.py().get_type::<errors::DataError>())?;
     m.add(
         "ENGINES",

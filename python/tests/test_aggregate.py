@@ -33,7 +33,7 @@ def test_official_samples(sample: Path):
 def test_random_files_equal_the_cli_in_every_format(random_file, cli, engine, threads):
     path = random_file(5000, seed=threads or 0, final_newline=threads != 2)
     summary = brc.aggregate(str(path), threads=threads, engine=engine)
-    for fmt in ("official", "lines", "json", "csv"):
+    for fmt in ("official", "lines", "json", "csv", "partial"):
         assert summary.format(fmt) == cli.output("--format", fmt, path), fmt
 
 

@@ -1,0 +1,216 @@
+"""brc on a Dask cluster: files cut into byte ranges, one task per range,
+the exact partial results tree-reduced on the workers.
+
+Only partials travel between workers and to the client (a few dozen bytes
+per station, in the ``brc-partial`` format when pickled), never rows. Every
+line is counted once, by the range that holds its first byte, so the result
+is the command line's, byte for byte, for any ``split_bytes``; a task that
+Dask runs again (a worker lost mid-job) computes the same partial again,
+and only one of the two is ever merged.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import uuid
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Union
+
+import brc
+
+__all__ = ["aggregate"]
+
+#: Merge tasks take this many partials each: the tree's fan-in.
+FAN_IN = 8
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """One task's input: bytes ``start..end`` of the ``order``-th file (of
+    ``size`` bytes), or the whole file (``end is None``)."""
+
+    order: int
+    path: str
+    size: Optional[int]
+    start: int
+    end: Optional[int]
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """A task's error, kept as a value so that the merge tree can pick the
+    one the command line would report: the first in argument order, then in
+    the file. ``offset`` is the byte offset of the line in the file, with
+    ``line`` unknown (``None``) when the task read only a range."""
+
+    order: int
+    offset: int
+    line: Optional[int]
+    error: BaseException
+
+
+def aggregate(
+    urlpaths: Union[str, os.PathLike, Iterable[Union[str, os.PathLike]]],
+    *,
+    split_bytes: Union[int, str] = "256MiB",
+    client: Any = None,
+) -> brc.Summary:
+    """Aggregates the files at ``urlpaths`` on Dask into one summary.
+
+    ``urlpaths`` is a path, a glob, a list of them, or any fsspec URL
+    (``s3://``, ``gs://``, ``http://``, ``file://``); a directory stands for
+    the regular files directly inside it, hidden ones skipped. Uncompressed
+    files are cut into tasks of about ``split_bytes`` bytes (an int, or a
+    string such as ``"64MiB"``); gzip and zstd files are one task each.
+
+    Tasks run on ``client``, else on the current ``distributed.Client`` if
+    there is one, else on Dask's local threaded scheduler. Local files are
+    read by brc itself (:func:`brc.partial`); others through fsspec ranged
+    reads (:func:`brc.partial_bytes`), reading past a range only to finish
+    its last line. The partials are merged on the workers, a tree of merges
+    of :data:`FAN_IN` partials each.
+
+    Raises :class:`brc.DataError` for the first malformed line (in argument
+    order, then in its file), :class:`OSError` for an unreadable file.
+    """
+    import fsspec
+    from dask.utils import parse_bytes
+
+    split = parse_bytes(split_bytes) if isinstance(split_bytes, str) else int(split_bytes)
+    if split < 1:
+        raise ValueError(f"split_bytes must be at least 1 byte, found {split_bytes!r}")
+    if isinstance(urlpaths, (str, os.PathLike)):
+        urlpaths = [urlpaths]
+    urlpaths = [os.fspath(u) for u in urlpaths]
+    fs, _, paths = fsspec.get_fs_token_paths(urlpaths)
+    files = _expand(fs, paths)
+    pieces = list(_pieces(fs, files, split))
+
+    # Keys of this call only: a cluster shares results between graphs that
+    # name the same keys, and another call's pieces are other bytes.
+    token = uuid.uuid4().hex
+    graph: dict = {}
+    keys = []
+    for i, piece in enumerate(pieces):
+        key = (f"brc-piece-{token}", i)
+        graph[key] = (_run_piece, fs, piece)
+        keys.append(key)
+    level = 0
+    while len(keys) > 1 or level == 0:
+        merged = []
+        for j in range(0, max(len(keys), 1), FAN_IN):
+            key = (f"brc-merge-{token}", level, j // FAN_IN)
+            graph[key] = (_merge, list(keys[j : j + FAN_IN]))
+            merged.append(key)
+        keys, level = merged, level + 1
+    result_key = (f"brc-result-{token}",)
+    graph[result_key] = (_finish, fs, files, keys[0])
+
+    if client is None:
+        client = _current_client()
+    if client is not None:
+        result = client.get(graph, result_key)
+    else:
+        import dask.threaded
+
+        result = dask.threaded.get(graph, result_key)
+    return result.finish()
+
+
+def _current_client() -> Any:
+    """The current ``distributed.Client``, if distributed is installed and
+    there is one."""
+    try:
+        from distributed import default_client
+    except ImportError:
+        return None
+    try:
+        return default_client()
+    except ValueError:
+        return None
+
+
+def _expand(fs: Any, paths: list[str]) -> list[str]:
+    """``paths`` with each directory replaced by the regular files directly
+    inside it, in byte order of their names, hidden ones skipped."""
+    files = []
+    for path in paths:
+        if not fs.isdir(path):
+            files.append(path)
+            continue
+        inside = [
+            entry["name"]
+            for entry in fs.ls(path, detail=True)
+            if entry["type"] == "file"
+            and not posixpath.basename(entry["name"].rstrip("/")).startswith(".")
+        ]
+        files.extend(sorted(inside, key=lambda name: name.encode()))
+    return files
+
+
+def _pieces(fs: Any, paths: list[str], split: int) -> Iterable[_Piece]:
+    """The tasks' inputs: each uncompressed file cut into nearly equal
+    ranges of at most ``split`` bytes, each compressed one whole."""
+    for order, path in enumerate(paths):
+        size = fs.size(path)
+        head = fs.cat_file(path, start=0, end=4) if size else b""
+        if size is None or head.startswith(brc._MAGIC):
+            yield _Piece(order, path, size, 0, None)
+            continue
+        n = max(1, -(-size // split))
+        for k in range(n):
+            yield _Piece(order, path, size, k * size // n, (k + 1) * size // n)
+
+
+def _is_local(fs: Any) -> bool:
+    from fsspec.implementations.local import LocalFileSystem
+
+    return isinstance(fs, LocalFileSystem)
+
+
+def _run_piece(fs: Any, piece: _Piece) -> Union[brc.Partial, _Failed]:
+    """A task: the partial of ``piece``, or its error as a value."""
+    base = 0
+    local = _is_local(fs)
+    try:
+        if local:
+            return brc.partial(piece.path, start=piece.start, end=piece.end)
+        if piece.end is None:
+            return brc.partial_bytes(fs.cat_file(piece.path))
+        base = max(piece.start - 1, 0)
+        read = lambda at, stop: fs.cat_file(piece.path, start=at, end=stop)  # noqa: E731
+        data = brc._range_bytes(read, piece.size, base, piece.end)
+        return brc.partial_bytes(data, first_line_is_whole=piece.start == 0)
+    except brc.DataError as e:
+        # A remote range's lines are numbered from its start: the line in
+        # the file is counted only for the error reported (`_finish`).
+        line = e.line if local or piece.end is None else None
+        return _Failed(piece.order, base + e.offset, line, e)
+    except OSError as e:
+        return _Failed(piece.order, -1, None, e)
+
+
+def _merge(outcomes: list) -> Union[brc.Partial, _Failed]:
+    """A merge task: the merged partial, or the first error."""
+    failed = [o for o in outcomes if isinstance(o, _Failed)]
+    if failed:
+        return min(failed, key=lambda f: (f.order, f.offset))
+    return brc.merge(outcomes)
+
+
+def _finish(fs: Any, paths: list[str], outcome: Union[brc.Partial, _Failed]) -> brc.Partial:
+    """The last task: the merged partial, or the first error raised, named
+    by its file and line (counted here, once, for the error reported)."""
+    if not isinstance(outcome, _Failed):
+        return outcome
+    error = outcome.error
+    if not isinstance(error, brc.DataError):
+        raise error
+    path = paths[outcome.order]
+    line = outcome.line
+    if line is None:
+        with fs.open(path, "rb") as f:
+            line = brc._newlines_before(f, outcome.offset) + 1
+    shown = path if _is_local(fs) else fs.unstrip_protocol(path)
+    raise brc._data_error(shown, line, outcome.offset, error.reason)

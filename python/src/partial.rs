@@ -1,0 +1,137 @@
+//! `brc.Partial` and the functions that make and merge partials: the
+//! library's `brc::Partial`, whose bytes are the documented `brc-partial`
+//! format (docs/PARTIAL-FORMAT.md).
+
+use std::borrow::Cow;
+use std::io::Cursor;
+use std::path::PathBuf;
+
+use brc::input::Input;
+use brc::partial::PartialError;
+use brc::Engine;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::errors::{guarded, Failure};
+use crate::summary::Summary;
+
+/// The exact, mergeable state of an aggregation: per station its count,
+/// sum, min and max in integer tenths.
+#[pyclass(module = "brc", name = "Partial", frozen)]
+pub struct Partial {
+    inner: brc::Partial,
+}
+
+#[pymethods]
+impl Partial {
+    /// Parses the `brc-partial` format (one partial, or several one after
+    /// the other, merged).
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Partial> {
+        let parsed = py.detach(|| guarded(|| Ok(brc::Partial::parse(data))))?;
+        match parsed {
+            Ok(inner) => Ok(Partial { inner }),
+            Err(PartialError::Line { line, kind }) => {
+                Err(crate::errors::line_error("<partial>", line, None, &kind))
+            }
+            Err(PartialError::Overflow(e)) => Err(Failure::Overflow(e).into()),
+            Err(PartialError::Io(e)) => Err(Failure::at("<partial>".as_ref(), e.into()).into()),
+        }
+    }
+
+    /// The partial in the `brc-partial` format.
+    fn __bytes__<'py>(&self, py: Python<'py>) -> Cow<'py, [u8]> {
+        Cow::Owned(py.detach(|| self.inner.to_bytes()))
+    }
+
+    /// The final result: the summary of everything merged into this partial.
+    fn finish(&self, py: Python<'_>) -> Summary {
+        Summary::new(py.detach(|| self.inner.clone().finish()))
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.stations().len()
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<Partial>()
+            .is_ok_and(|o| o.get().inner == self.inner)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<brc.Partial of {} stations>", self.inner.stations().len())
+    }
+
+    /// Pickled as its bytes, the documented format.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let bytes = pyo3::types::PyBytes::new(py, &slf.get().inner.to_bytes());
+        let parse = py.get_type::<Partial>().getattr("from_bytes")?;
+        PyTuple::new(
+            py,
+            [parse.into_any(), PyTuple::new(py, [bytes])?.into_any()],
+        )
+    }
+}
+
+/// The partial of the whole file at `path` (any input the command line
+/// reads: mapped, or decompressed), without the GIL.
+#[pyfunction]
+pub fn partial_file(py: Python<'_>, path: PathBuf, threads: Option<usize>) -> PyResult<Partial> {
+    let options = crate::options(threads)?;
+    let inner = py.detach(|| {
+        guarded(|| {
+            let at = |e| Failure::at(&path, e);
+            let input = Input::open(&path).map_err(|e| at(e.into()))?;
+            let summary = input.aggregate(Engine::Fast, &options).map_err(at)?;
+            Ok(brc::Partial::from(summary))
+        })
+    })?;
+    Ok(Partial { inner })
+}
+
+/// The partial of bytes the caller holds: read as a file is when
+/// `first_line_is_whole` (decompressed if gzip or zstd, a byte-order mark
+/// at the start skipped), else from the first line start after a `\n` on
+/// (the line before belongs to the bytes before).
+#[pyfunction]
+pub fn partial_bytes(
+    py: Python<'_>,
+    data: &[u8],
+    first_line_is_whole: bool,
+    threads: Option<usize>,
+) -> PyResult<Partial> {
+    let options = crate::options(threads)?;
+    let name = "<bytes>".as_ref();
+    let inner = py.detach(|| {
+        guarded(|| {
+            let summary = if first_line_is_whole {
+                let input = Input::from_reader(Cursor::new(data.to_vec()))
+                    .map_err(|e| Failure::at(name, e.into()))?;
+                input.aggregate(Engine::Fast, &options)
+            } else {
+                let skip = memchr::memchr(b'\n', data).map_or(data.len(), |nl| nl + 1);
+                brc::aggregate(Engine::Fast, &data[skip..], &options).map_err(|mut e| {
+                    // Where the line is in `data`.
+                    e.offset += skip as u64;
+                    e.line += u64::from(skip > 0);
+                    e.into()
+                })
+            };
+            Ok(brc::Partial::from(
+                summary.map_err(|e| Failure::at(name, e))?,
+            ))
+        })
+    })?;
+    Ok(Partial { inner })
+}
+
+/// Merges partials into the partial of all their inputs.
+#[pyfunction]
+pub fn merge(py: Python<'_>, partials: Vec<PyRef<'_, Partial>>) -> PyResult<Partial> {
+    let parts: Vec<brc::Partial> = partials.iter().map(|p| p.inner.clone()).collect();
+    let inner =
+        py.detach(|| guarded(|| brc::Partial::merge_all(parts).map_err(Failure::Overflow)))?;
+    Ok(Partial { inner })
+}
