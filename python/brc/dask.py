@@ -55,6 +55,7 @@ def aggregate(
     *,
     split_bytes: Union[int, str] = "256MiB",
     client: Any = None,
+    storage_options: Optional[dict] = None,
 ) -> brc.Summary:
     """Aggregates the files at ``urlpaths`` on Dask into one summary.
 
@@ -64,6 +65,7 @@ def aggregate(
     files are cut into tasks of about ``split_bytes`` bytes (an int, or a
     string such as ``"64MiB"``); gzip and zstd files are one task each.
 
+    ``storage_options`` go to the fsspec filesystem (credentials, endpoint).
     Tasks run on ``client``, else on the current ``distributed.Client`` if
     there is one, else on Dask's local threaded scheduler. Local files are
     read by brc itself (:func:`brc.partial`); others through fsspec ranged
@@ -83,7 +85,7 @@ def aggregate(
     if isinstance(urlpaths, (str, os.PathLike)):
         urlpaths = [urlpaths]
     urlpaths = [os.fspath(u) for u in urlpaths]
-    fs, _, paths = fsspec.get_fs_token_paths(urlpaths)
+    fs, _, paths = fsspec.get_fs_token_paths(urlpaths, storage_options=storage_options)
     files = _expand(fs, paths)
     pieces = list(_pieces(fs, files, split))
 

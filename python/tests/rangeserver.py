@@ -31,6 +31,17 @@ class Handler(SimpleHTTPRequestHandler):
     def log_message(self, *args):  # quiet
         pass
 
+    def parse_request(self):
+        # A server that wants a token, as object stores do, answers 403 to
+        # requests without it.
+        if not super().parse_request():
+            return False
+        token = self.server.token
+        if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
+            self.send_error(403)
+            return False
+        return True
+
     def do_GET(self):
         wanted = self.headers.get("Range")
         if wanted is None:
@@ -69,12 +80,14 @@ class Handler(SimpleHTTPRequestHandler):
 
 
 class RangeServer(ThreadingHTTPServer):
-    """Serves `root` on an ephemeral port of 127.0.0.1 from a thread."""
+    """Serves `root` on an ephemeral port of 127.0.0.1 from a thread; only
+    to requests that carry `token`, once it is set."""
 
     daemon_threads = True
 
     def __init__(self, root: Path):
         super().__init__(("127.0.0.1", 0), partial(Handler, directory=os.fspath(root)))
+        self.token = None
         self.gate = threading.Event()
         self.gate.set()
         self.waiting = threading.Semaphore(0)

@@ -128,6 +128,18 @@ def test_random_and_compressed_files_over_http(client, served, tmp_path, cli):
         assert got.format("official") == want
 
 
+def test_storage_options_reach_the_filesystem(client, served, tmp_path, cli):
+    path = write_random(tmp_path / "a.txt", 1000, seed=51)
+    served.token = "secret"
+    url = f"{served.url}/a.txt"
+    # fsspec's own error for the refusal passes through.
+    with pytest.raises(Exception, match="403"):
+        brc.dask.aggregate(url, split_bytes=3000, client=client)
+    got = brc.dask.aggregate(url, split_bytes=3000, client=client,
+                             storage_options={"headers": {"Authorization": "Bearer secret"}})
+    assert got.format("official") == cli.output(path)
+
+
 def test_errors_name_the_file_and_line_as_the_cli(client, served, tmp_path, cli):
     good = write_random(tmp_path / "a.txt", 500, seed=31)
     bad = tmp_path / "b.txt"
