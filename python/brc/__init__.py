@@ -8,6 +8,9 @@ this package is a thin layer over it:
 - :class:`Summary` prints as the command line does (``str(summary)``,
   :meth:`Summary.format`) and hands its columns to Arrow, Polars and pandas
   through the Arrow C stream interface;
+- :func:`partial`, :func:`partial_bytes` and :func:`merge` make and merge
+  :class:`Partial` results (the exact, mergeable state, whose bytes are the
+  documented ``brc-partial`` format), of whole files or byte ranges;
 - :mod:`brc.dask` runs the aggregation on a Dask cluster.
 
 Malformed input raises :class:`DataError` (a :class:`ValueError`) with the

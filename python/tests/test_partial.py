@@ -98,8 +98,8 @@ def test_range_errors_carry_the_file_offset(tmp_path):
             brc.partial(path, start=s, end=e)
         except brc.DataError as error:
             errors.append(error)
-    assert [e.offset for e in errors] == [600]
-    assert errors[0].path == str(path)
+    assert [(e.offset, e.line) for e in errors] == [(600, 101)]
+    assert str(errors[0]).startswith(f"{path}: line 101: expected a value")
     with pytest.raises(brc.DataError) as caught:
         brc.partial(path)
     assert caught.value.line == 101
