@@ -39,6 +39,10 @@ class Summary:
 
     def __len__(self) -> int: ...
     def __eq__(self, other: object) -> bool: ...
+    @staticmethod
+    def from_partial_bytes(data: bytes) -> "Summary":
+        """The summary of a partial in the ``brc-partial`` format; summaries
+        pickle as their partial, which holds every station's exact state."""
     def format(self, format: str) -> str:
         """The text ``brc --format <format>`` writes, final newline included.
 

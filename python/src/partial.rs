@@ -27,7 +27,7 @@ impl Partial {
     /// Parses the `brc-partial` format (one partial, or several one after
     /// the other, merged).
     #[staticmethod]
-    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Partial> {
+    pub fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Partial> {
         let parsed = py.detach(|| guarded(|| Ok(brc::Partial::parse(data))))?;
         match parsed {
             Ok(inner) => Ok(Partial { inner }),
@@ -45,7 +45,7 @@ impl Partial {
     }
 
     /// The final result: the summary of everything merged into this partial.
-    fn finish(&self, py: Python<'_>) -> Summary {
+    pub fn finish(&self, py: Python<'_>) -> Summary {
         Summary::new(py.detach(|| self.inner.clone().finish()))
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use brc::output::{self, Format};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyCapsule;
+use pyo3::types::{PyBytes, PyCapsule, PyTuple};
 
 /// The result of an aggregation: every station's min, mean and max, sorted
 /// by the bytes of its name. Shared, never copied, by its Arrow exports.
@@ -70,6 +70,23 @@ impl Summary {
     /// newline included.
     fn format(&self, py: Python<'_>, format: &str) -> PyResult<String> {
         Ok(render(py, &self.inner, format_named(format)?))
+    }
+
+    /// Pickled as its partial (the `brc-partial` format), which holds every
+    /// station's exact state, so that a summary crosses processes (Dask
+    /// tasks) whole.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let text = render(py, &slf.get().inner, Format::Partial);
+        let parse = py.get_type::<Summary>().getattr("from_partial_bytes")?;
+        let args = PyTuple::new(py, [PyBytes::new(py, text.as_bytes())])?;
+        PyTuple::new(py, [parse, args.into_any()])
+    }
+
+    /// The summary of a partial in the `brc-partial` format.
+    #[staticmethod]
+    fn from_partial_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Summary> {
+        Ok(crate::partial::Partial::from_bytes(py, data)?.finish(py))
     }
 
     /// The stations as a `pyarrow.Table` (see `__arrow_c_stream__`).

@@ -69,6 +69,14 @@ def test_summary_is_sized_and_compared():
     assert str(brc.aggregate(SAMPLES / "measurements-1.txt")) == "{Kunming=19.8/19.8/19.8}"
 
 
+def test_summaries_pickle_whole(random_file, cli):
+    path = random_file(2000, seed=8)
+    summary = brc.aggregate(path)
+    again = pickle.loads(pickle.dumps(summary))
+    assert again == summary
+    assert again.format("partial") == cli.output("--format", "partial", path)
+
+
 def test_arrow_schema_and_values_equal_the_cli_csv(random_file, cli):
     path = random_file(3000, seed=7)
     table = brc.aggregate(path).to_arrow()
