@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The one test command: the Rust suite (`cargo test`), then the Python
-# package's (pytest), in a venv at .venv that this script creates or reuses
+# The one test command: the Rust suite (`cargo test`), the scripts' own
+# tests, the partial format's DuckDB check, then the Python package's
+# (pytest), in a venv at .venv that this script creates or reuses
 # and fills from PyPI. Usage: scripts/test.sh [PYTEST ARGS...]
 set -euo pipefail
 
@@ -15,7 +16,15 @@ fi
 # The package (built by maturin, its PEP 517 backend, from python/) and
 # what its tests use: the Arrow, Polars and pandas glue, Dask, fsspec with
 # its HTTP client, zstandard, and a Range-capable HTTP server.
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check maturin './python[test]'
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check maturin duckdb './python[test]'
+
+# The performance lab's own checks: the comparison's checker, results and
+# renderer, and the page-cache tool.
+"$venv/bin/python" scripts/test_compare.py
+"$venv/bin/python" scripts/test_folios.py
+# The partial format's DuckDB query, as docs/PARTIAL-FORMAT.md gives it,
+# against `brc merge` (built by `cargo test` above).
+BRC="$PWD/target/debug/brc" "$venv/bin/python" scripts/test_partial_duckdb.py
 
 # The tests compare with the command line that `cargo test` just built.
 BRC_BIN="$PWD/target/debug/brc" "$venv/bin/python" -m pytest python/tests "$@"

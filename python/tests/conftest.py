@@ -47,7 +47,7 @@ class Cli:
         return done.stdout.decode()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def cli() -> Cli:
     return Cli(brc_binary())
 
