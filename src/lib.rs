@@ -1,8 +1,9 @@
 //! brc: exact, fast aggregation of `<name>;<value>` measurement files.
 //!
 //! The library holds everything; the `brc` binary is a thin command line
-//! over it: it opens an [`input`], aggregates it with an [`Engine`] into a
-//! [`Summary`], and prints that in one of the [`output`] formats.
+//! over it: it lists its [`input`]s ([`Inputs`]: files, directories,
+//! standard input, a shard of them), aggregates them with an [`Engine`]
+//! into one [`Summary`], and prints that in one of the [`output`] formats.
 //!
 //! The modules, from the bottom layer up; each uses only modules listed
 //! before it:
@@ -18,8 +19,10 @@
 //! - `engine`: the engines, each a per-thread accumulator, and their names.
 //! - [`timings`]: `brc --timings`, where a run's time went, phase by phase.
 //! - [`shrink`]: a mapped file that shrinks while it is read: an error, not a crash.
-//! - `driver`: feeding the accumulators: chunks of a mapped file, or blocks of a stream.
-//! - [`input`]: opening files and standard input, mapped or streamed, decompressed.
+//! - `driver`: feeding the accumulators from one queue of work: chunks of
+//!   bytes in memory and blocks of streams, input after input.
+//! - [`input`]: many inputs as one, a range or shard of them; opening files
+//!   and standard input, mapped or streamed, decompressed.
 //! - [`output`]: the output formats (official one-line, lines, JSON, CSV, partial).
 //! - [`partial`]: the exact, mergeable state of an aggregation, its text format, merging.
 //! - [`generate`]: the reproducible, parallel generator of measurement files.
@@ -43,10 +46,10 @@ mod table;
 pub mod timings;
 mod tuning;
 
-pub use driver::aggregate;
 pub use engine::{Engine, Options};
 pub use entry::Summary;
 pub use error::{DataError, Error, ErrorKind};
+pub use input::{aggregate, InputError, Inputs, Shard, Source};
 pub use partial::Partial;
 pub use stats::Stats;
 

@@ -1,146 +1,100 @@
-//! Aggregating a stream (standard input, a pipe, a decompressor) in bounded
-//! memory, with any parallel engine.
+//! Reading a stream (standard input, a pipe, a decompressor) into blocks
+//! of whole lines, in bounded memory.
 //!
-//! The calling thread reads: it fills blocks from a bounded pool of reusable
-//! buffers, carries the partial last line of each block over to the next,
-//! and hands blocks of whole lines to worker threads through a channel. Each
-//! worker feeds its own [`Accumulator`], as on a mapped file
-//! ([`super::mapped`]), and what they hold is merged at the end. Memory is the pool (`threads + 2` blocks of the
-//! chunk size) plus the tables, whatever the length of the stream.
+//! The dispatching thread reads: it fills blocks from a bounded pool of
+//! reusable buffers, carries the partial last line of each block over to
+//! the next, and sends blocks of whole lines to the workers. Memory is the
+//! pool (`threads + 2` blocks of the chunk size) plus the tables, whatever
+//! the length of the stream, and the pool serves every stream of a run.
 //!
 //! A partial line is carried only while it could still be valid: one
 //! longer than any valid line is malformed, and the reader judges it itself
 //! from its head ([`LineHead`]), reading on only until the verdict is known,
 //! so that a stream with no `\n` at all costs no more than any other.
 //!
-//! A stream cannot be read twice, so two things the file path does after the
-//! fact are done on each block while it is in hand: counting its lines (a
-//! fault's line number is the count before it) and checking its UTF-8 (the
-//! file path checks each distinct name once, at the end, and then counts the
-//! lines up to the first bad one; by then a stream's bytes are gone).
+//! A stream cannot be read twice, so what bytes in memory have done after
+//! the fact, on the error path, is done on each block while it is in hand:
+//! counting its lines ([`Counted`]; a fault's line number is the count
+//! before it). [`check`] does the other such thing for every chunk and
+//! block alike: checking the UTF-8 of what the engine fed, unless the
+//! engine does.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Mutex, PoisonError};
+use std::sync::mpsc::Receiver;
 
-use super::{judge_whole, Finish};
+use super::judge_whole;
 use crate::engine::{Accumulator, Options};
-use crate::entry::{merge_runs, Entry, Summary};
-use crate::error::{Error, ErrorKind, Fault};
+use crate::error::{ErrorKind, Fault};
 use crate::parse::{self, LineHead, MAX_LINE_LEN};
-use crate::timings::{self, WorkerClock};
-
-/// Aggregates everything `reader` yields with the engine whose per-thread
-/// state is `A`, using `options.threads` workers and blocks of
-/// `options.chunk_size` bytes. Gives the same summary, and the same error
-/// with the same line number, as the file path on the same bytes; a read
-/// error is reported unless the bytes before it hold a malformed line.
-pub(crate) fn run<A: Accumulator>(reader: impl Read, options: &Options) -> Result<Summary, Error> {
-    let threads = options.threads.max(1);
-    let (full_tx, full_rx) = mpsc::channel();
-    let full_rx = Mutex::new(full_rx);
-    let (free_tx, free_rx) = mpsc::channel();
-    let shared = Shared {
-        fault_bound: AtomicUsize::new(usize::MAX),
-        counted: Mutex::new(Counted::default()),
-    };
-    let reading = Reading {
-        block_size: options.chunk_size.max(1),
-        pool: threads + 2,
-        full: full_tx,
-        free: free_rx,
-    };
-    let finish = Finish::<A>::new(threads);
-    let (read, results) = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                let free = free_tx.clone();
-                let (full, shared, finish) = (&full_rx, &shared, &finish);
-                s.spawn(move || work::<A>(full, free, shared, finish))
-            })
-            .collect();
-        drop(free_tx);
-        // Returning drops the sender, which lets the workers finish.
-        let read = reading.run(reader, &shared.fault_bound);
-        let results: Vec<(Option<Vec<Entry>>, Option<Located>)> = workers
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect();
-        (read, results)
-    });
-    // The reader's own fault, an overlong line, follows every block it sent.
-    let (read, overlong) = match read {
-        Ok(overlong) => (Ok(()), overlong),
-        Err(e) => (Err(e), None),
-    };
-    let mut fault: Option<Located> = overlong.map(|fault| Located {
-        block: fault.offset,
-        newlines_before: 0,
-        fault,
-    });
-    let mut runs = Vec::with_capacity(results.len());
-    for (run, found) in results {
-        runs.extend(run);
-        // The first fault in the input wins, as in `Fault::first`.
-        fault = [fault.take(), found]
-            .into_iter()
-            .flatten()
-            .min_by_key(|l| l.fault.offset);
-    }
-    let merged = timings::phase("merge", || merge_runs(runs));
-    // A malformed line was read before any read error, so it comes first.
-    if let Some(found) = fault {
-        let counted = shared
-            .counted
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        // Every block before the fault's was fed whole, none after it counts.
-        debug_assert_eq!(counted.through, found.block);
-        let newlines = counted.newlines + found.newlines_before;
-        return Err(found.fault.after_newlines(newlines).into());
-    }
-    read?;
-    // Every name's UTF-8 was checked with its block, so this cannot fail.
-    timings::phase("check names", || Summary::from_entries(merged, None))
-        .map_err(|f| unreachable!("a bad name passed the block checks: {f:?}"))
-}
 
 /// A block of whole lines in a buffer from the pool. The buffer is
 /// initialized to its full length once, when allocated; only `..len` is
-/// this block's.
-struct Block {
-    buf: Vec<u8>,
-    len: usize,
-    offset: usize,
+/// this block's, starting `offset` bytes into its stream.
+pub(super) struct Block {
+    pub(super) buf: Vec<u8>,
+    pub(super) len: usize,
+    pub(super) offset: usize,
 }
 
-/// The reading side: the channel blocks go out on, and the pool's buffers
-/// coming back.
-struct Reading {
+/// The reading side: the pool's buffers, and their way back.
+pub(super) struct Reading {
     block_size: usize,
     /// How many buffers may exist: one per worker, one being filled, one
     /// waiting, so the workers never wait for the reader when it keeps up.
     pool: usize,
-    full: Sender<Block>,
+    allocated: usize,
     free: Receiver<Vec<u8>>,
+    /// Buffers back in the reader's hands without going out (the last,
+    /// empty one of a stream), for the next stream of the run.
+    spare: Vec<Vec<u8>>,
 }
 
 impl Reading {
-    /// Reads blocks until the end of the input, a read error, or a fault
-    /// (the rest of the input cannot hold an earlier one). Returns the read
-    /// error, if any, or the fault of a line too long to be sent in a block,
-    /// which the reader judges itself.
-    fn run(self, mut reader: impl Read, fault_bound: &AtomicUsize) -> io::Result<Option<Fault>> {
-        let mut allocated = 0;
-        let mut carry = Vec::new();
+    /// A pool for `threads` workers and blocks of `options.chunk_size`,
+    /// whose buffers come back through `free`.
+    pub(super) fn new(options: &Options, threads: usize, free: Receiver<Vec<u8>>) -> Reading {
+        Reading {
+            block_size: options.chunk_size.max(1),
+            pool: threads + 2,
+            allocated: 0,
+            free,
+            spare: Vec::new(),
+        }
+    }
+
+    /// Reads `reader` into blocks for `send`, until its end, a read error,
+    /// a failure ranked at or below `bound` (the rest cannot hold an
+    /// earlier one), or `send` failing. Returns how far it read (the
+    /// stream's length, at its end), and the read error, if any, or the
+    /// fault of a line too long to be sent in a block, which the reader
+    /// judges itself; offsets count from the stream's start.
+    pub(super) fn run(
+        &mut self,
+        reader: impl Read,
+        send: &mut dyn FnMut(Block) -> bool,
+        bound: &AtomicUsize,
+    ) -> (usize, io::Result<Option<Fault>>) {
         let mut offset = 0;
+        let read = self.blocks(reader, send, bound, &mut offset);
+        (offset, read)
+    }
+
+    fn blocks(
+        &mut self,
+        mut reader: impl Read,
+        send: &mut dyn FnMut(Block) -> bool,
+        bound: &AtomicUsize,
+        offset: &mut usize,
+    ) -> io::Result<Option<Fault>> {
+        let mut carry = Vec::new();
         loop {
-            if fault_bound.load(Ordering::Relaxed) != usize::MAX {
+            if bound.load(Ordering::Relaxed) != usize::MAX {
                 return Ok(None);
             }
-            let Some(mut buf) = self.buffer(&mut allocated)? else {
+            let Some(mut buf) = self.buffer()? else {
                 return Ok(None);
             };
             if buf.len() > self.block_size && carry.len() < self.block_size {
@@ -188,31 +142,46 @@ impl Reading {
             if partial.len() > MAX_LINE_LEN {
                 let mut line = LineHead::default();
                 line.extend(partial);
-                let start = offset + len;
+                let at = *offset;
                 let buf = if len == 0 {
                     buf
                 } else {
                     // The lines before it go out whole: an earlier fault
                     // among them wins. Reading on needs another buffer.
-                    if self.full.send(Block { buf, len, offset }).is_err() {
+                    *offset += len;
+                    if !send(Block {
+                        buf,
+                        len,
+                        offset: at,
+                    }) {
                         return Ok(None);
                     }
-                    match self.buffer(&mut allocated)? {
+                    match self.buffer()? {
                         Some(buf) => buf,
                         None => return Ok(None),
                     }
                 };
                 let error = stop.and_then(Result::err);
-                return self.judge(&mut reader, line, start, buf, error, fault_bound);
+                let mut buf = buf;
+                let judged = self.judge(&mut reader, line, at + len, &mut buf, error, bound);
+                self.spare.push(buf);
+                return judged;
             }
             carry.clear();
             carry.extend_from_slice(partial);
             // The whole lines before a read error still go out: a malformed
             // one among them is reported first.
-            if len > 0 && self.full.send(Block { buf, len, offset }).is_err() {
+            let at = *offset;
+            *offset += len;
+            if len == 0 {
+                self.spare.push(buf);
+            } else if !send(Block {
+                buf,
+                len,
+                offset: at,
+            }) {
                 return Ok(None);
             }
-            offset += len;
             if let Some(stop) = stop {
                 return stop.map(|()| None);
             }
@@ -222,11 +191,14 @@ impl Reading {
     /// A buffer from the pool, allocated while fewer than `pool` exist;
     /// `None` only if every worker is gone (panicked: the join reports it).
     /// A pool larger than memory is an error, not an abort.
-    fn buffer(&self, allocated: &mut usize) -> io::Result<Option<Vec<u8>>> {
+    fn buffer(&mut self) -> io::Result<Option<Vec<u8>>> {
+        if let Some(buf) = self.spare.pop() {
+            return Ok(Some(buf));
+        }
         match self.free.try_recv() {
             Ok(buf) => Ok(Some(buf)),
-            Err(_) if *allocated < self.pool => {
-                *allocated += 1;
+            Err(_) if self.allocated < self.pool => {
+                self.allocated += 1;
                 let mut buf = Vec::new();
                 buf.try_reserve_exact(self.block_size).map_err(|_| {
                     io::Error::new(
@@ -256,9 +228,9 @@ impl Reading {
         reader: &mut impl Read,
         mut line: LineHead,
         start: usize,
-        mut buf: Vec<u8>,
+        buf: &mut [u8],
         error: Option<io::Error>,
-        fault_bound: &AtomicUsize,
+        bound: &AtomicUsize,
     ) -> io::Result<Option<Fault>> {
         let judged = |line: LineHead| {
             let kind = line.parse().expect_err("a line this long is malformed");
@@ -274,10 +246,10 @@ impl Reading {
             if line.decided() {
                 return judged(line);
             }
-            if fault_bound.load(Ordering::Relaxed) != usize::MAX {
+            if bound.load(Ordering::Relaxed) != usize::MAX {
                 return Ok(None);
             }
-            match reader.read(&mut buf) {
+            match reader.read(buf) {
                 // The line ends the input.
                 Ok(0) => return judged(line),
                 Ok(n) => {
@@ -292,110 +264,56 @@ impl Reading {
     }
 }
 
-/// What the workers share.
-struct Shared {
-    /// Offset of the first fault found so far: blocks starting after it
-    /// cannot hold an earlier fault, so they are skipped and no more are
-    /// read.
-    fault_bound: AtomicUsize,
-    /// The newlines of the blocks fed whole so far.
-    counted: Mutex<Counted>,
-}
-
 /// The `\n` count of the input's longest prefix of blocks fed whole, plus
 /// the blocks fed out of order beyond it (at most one per buffer in the
 /// pool, so this stays small however long the input).
 #[derive(Default)]
-struct Counted {
+pub(super) struct Counted {
     through: usize,
     newlines: u64,
     ahead: BTreeMap<usize, (usize, u64)>,
 }
 
 impl Counted {
-    fn add(&mut self, offset: usize, len: usize, newlines: u64) {
+    /// Counts a block of `len` bytes at `offset` holding `newlines`.
+    pub(super) fn add(&mut self, offset: usize, len: usize, newlines: u64) {
         self.ahead.insert(offset, (len, newlines));
         while let Some((len, newlines)) = self.ahead.remove(&self.through) {
             self.through += len;
             self.newlines += newlines;
         }
     }
-}
 
-/// A fault found in a block, with what is needed to give its line number.
-struct Located {
-    fault: Fault,
-    /// Offset of the block it was found in.
-    block: usize,
-    /// `\n` in that block before the fault.
-    newlines_before: u64,
-}
-
-/// A worker: feeds blocks into its own `A` until the reader is done,
-/// returning every buffer to the pool, then hands it in to `finish`, which
-/// gives its names sorted (or leaves them to another worker).
-fn work<A: Accumulator>(
-    full: &Mutex<Receiver<Block>>,
-    free: Sender<Vec<u8>>,
-    shared: &Shared,
-    finish: &Finish<A>,
-) -> (Option<Vec<Entry>>, Option<Located>) {
-    let mut acc = A::default();
-    let mut found = None;
-    let mut clock = WorkerClock::start();
-    loop {
-        let block = full.lock().unwrap_or_else(PoisonError::into_inner).recv();
-        let Ok(block) = block else {
-            return (finish.sorted(acc, &mut clock), found);
-        };
-        if block.offset <= shared.fault_bound.load(Ordering::Relaxed) {
-            let bytes = &block.buf[..block.len];
-            match check(&mut acc, bytes, block.offset) {
-                Ok(()) => {
-                    clock.chunk(bytes.len());
-                    let newlines = count_newlines(bytes);
-                    shared
-                        .counted
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .add(block.offset, block.len, newlines);
-                }
-                Err(fault) => {
-                    shared
-                        .fault_bound
-                        .fetch_min(fault.offset, Ordering::Relaxed);
-                    // Blocks come in input order, and later ones are now
-                    // skipped, so this is the worker's first fault.
-                    found = Some(Located {
-                        newlines_before: count_newlines(&bytes[..fault.offset - block.offset]),
-                        block: block.offset,
-                        fault,
-                    });
-                }
-            }
-        }
-        // The reader may have stopped, dropping the pool; then so be it.
-        let _ = free.send(block.buf);
+    /// How far from the stream's start every block was fed whole, and
+    /// the `\n` in those bytes.
+    pub(super) fn through(&self) -> (usize, u64) {
+        (self.through, self.newlines)
     }
 }
 
-/// Feeds a block and checks the UTF-8 of its lines before the first parse
-/// fault (unless the engine does): the first fault in the block, as the
-/// file path would report it.
-fn check<A: Accumulator>(acc: &mut A, block: &[u8], offset: usize) -> Result<(), Fault> {
+/// Feeds a chunk or block of whole lines, starting at rank `offset`, and
+/// checks the UTF-8 of its lines before the first parse fault (unless the
+/// engine does): the first fault in it, as `naive` would report it. A
+/// faulty line is judged whole ([`judge_whole`]), calling `release` with
+/// the ranks of each window read.
+pub(super) fn check<A: Accumulator>(
+    acc: &mut A,
+    block: &[u8],
+    offset: usize,
+    release: &dyn Fn(Range<usize>),
+) -> Result<(), Fault> {
     // The block holds the whole line, however long.
     let parsed = acc
         .feed(block, offset)
-        .map_err(|fault| judge_whole(fault, block, offset, &|_| {}));
+        .map_err(|fault| judge_whole(fault, block, offset, release));
     let checked = match &parsed {
         Ok(()) => block.len(),
         Err(f) => f.offset - offset,
     };
     // simdutf8 validates at memory speed with AVX2 where std's check
     // showed in the pipe path's profile (docs/PERFORMANCE.md, *How data
-    // flows*); std finds the bad byte, rarely.
-    // Engines that check names themselves skip it (the pipe path's cores
-    // are shared with the writer's copying).
+    // flows*); std finds the bad byte, rarely. Engines that check names
+    // themselves skip it.
     if A::CHECKS_UTF8 || simdutf8::basic::from_utf8(&block[..checked]).is_ok() {
         return parsed;
     }
@@ -421,7 +339,8 @@ fn check<A: Accumulator>(acc: &mut A, block: &[u8], offset: usize) -> Result<(),
     })
 }
 
-fn count_newlines(bytes: &[u8]) -> u64 {
+/// The number of `\n` in `bytes`.
+pub(super) fn count_newlines(bytes: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', bytes).count() as u64
 }
 
@@ -429,12 +348,23 @@ fn count_newlines(bytes: &[u8]) -> u64 {
 mod tests {
     use proptest::prelude::*;
 
+    use std::sync::atomic::AtomicU64;
+
     use super::*;
-    use crate::driver::aggregate;
+    use crate::aggregate;
+    use crate::driver::Source;
     use crate::engine::chunked::Chunked;
     use crate::engine::fast::{Fast, Swar};
     use crate::engine::Engine;
-    use crate::error::DataError;
+    use crate::entry::Summary;
+    use crate::error::{DataError, Error};
+
+    /// Aggregates `reader` as a run's one input.
+    fn run<A: Accumulator>(reader: impl Read + Send, options: &Options) -> Result<Summary, Error> {
+        let sources = std::iter::once((0, Ok(Source::Stream(Box::new(reader)))));
+        let consumed = AtomicU64::new(0);
+        super::super::run::<A>(sources, options, &consumed).map_err(|failed| failed.error)
+    }
 
     #[test]
     fn a_pool_larger_than_memory_is_an_error_not_an_abort() {

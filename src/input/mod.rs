@@ -1,20 +1,34 @@
-//! Inputs: where the bytes come from, and which driver aggregates them, in
-//! memory bounded by the threads and the chunk size.
+//! Inputs: where the bytes come from, and which driver path reads them,
+//! in memory bounded by the threads and the chunk size.
 //!
-//! A plain regular file is mapped into memory and handed out in chunks,
-//! whose pages go back to the kernel once fed. Everything else is a stream
-//! read into a bounded pool of buffers: pipes, FIFOs, devices, and gzip or
-//! zstd data (recognised by their magic bytes, not the file name),
-//! decompressed while read. Standard input is a file or a stream by the
-//! same rules, so `brc < file` maps the file; a file opened past its start
-//! (`{ read -r header; brc -; } < file`) is read from where it stands, as a
-//! stream would be. A file that cannot be mapped (`/proc`) is read as a
-//! stream. A UTF-8 byte-order mark at the very start of the input is
-//! skipped, and a file that shrinks while mapped is an error, not a crash
-//! ([`crate::shrink`]).
+//! A run reads any number of inputs as one ([`Inputs`]): files,
+//! directories (the regular files directly inside, by name) and standard
+//! input, each opened only when its turn comes, all aggregated into one
+//! summary. A plain regular file is mapped into memory and handed out in
+//! chunks, whose pages go back to the kernel once fed. Everything else is
+//! a stream read into a bounded pool of buffers: pipes, FIFOs, devices,
+//! and gzip or zstd data (recognised by their magic bytes, not the file
+//! name), decompressed while read. Standard input is a file or a stream by
+//! the same rules, so `brc < file` maps the file; a file opened past its
+//! start (`{ read -r header; brc -; } < file`) is read from where it
+//! stands, as a stream would be. A file that cannot be mapped (`/proc`) is
+//! read as a stream. A UTF-8 byte-order mark at the very start of an input
+//! is skipped, and a file that shrinks while mapped is an error, not a
+//! crash ([`crate::shrink`]). Each input's last line ends with it, `\n` or
+//! not: inputs are never glued together.
+//!
+//! A run can also read only a part of its inputs ([`Inputs::within`],
+//! [`Inputs::shard`]): the lines whose first byte lies in a range of the
+//! inputs' bytes as stored, one input after the other. A mapped file is
+//! cut there; a stream cannot be, and is read whole by the range that
+//! holds its first byte.
+
+mod list;
+mod window;
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, Read, Seek};
+use std::ops::Range;
 use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -23,29 +37,33 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
-use crate::driver;
+pub use self::list::{
+    aggregate_file_range, aggregate_paths, InputError, Inputs, Shard, ShardError, Source,
+};
+use crate::driver::{self, Failed};
 use crate::engine::{naive, Accumulator, Engine, Job, Options};
-use crate::entry::Summary;
-use crate::error::Error;
-use crate::shrink;
+use crate::entry::{merge_runs, Entry, RawName, Summary};
+use crate::error::{DataError, Error};
 
 /// The UTF-8 byte-order mark, which spreadsheet exports put before the
 /// first line.
 const BOM: &[u8] = b"\xef\xbb\xbf";
 
-/// An input, ready to be aggregated once.
+/// One input, opened, ready to be aggregated once.
 pub struct Input {
-    source: Source,
+    opened: Opened,
     size: Option<u64>,
     consumed: Arc<AtomicU64>,
 }
 
-enum Source {
-    /// A mapped file, whose input starts at byte `start` of the map (past
-    /// what standard input's owner had read, and past a byte-order mark).
+enum Opened {
+    /// A mapped file, whose input starts at byte `origin` of the map (past
+    /// what standard input's owner had read), its first line at `start`
+    /// (past a byte-order mark).
     Mapped {
         file: File,
         map: Mmap,
+        origin: usize,
         start: usize,
     },
     Stream(Box<dyn Read + Send>),
@@ -139,24 +157,41 @@ impl Input {
     /// Opens a file: mapped if it is a plain regular file, a stream
     /// otherwise.
     pub fn open(path: &Path) -> io::Result<Input> {
-        Input::from_file(File::open(path)?, 0)
+        Input::open_counted(path, Arc::default())
+    }
+
+    /// [`Input::open`], counting the bytes read into `consumed`.
+    fn open_counted(path: &Path, consumed: Arc<AtomicU64>) -> io::Result<Input> {
+        Input::from_file(File::open(path)?, 0, consumed)
     }
 
     /// Standard input: mapped if it is redirected from a plain regular file,
     /// a stream otherwise.
     pub fn stdin() -> io::Result<Input> {
+        Input::stdin_counted(Arc::default())
+    }
+
+    /// [`Input::stdin`], counting the bytes read into `consumed`.
+    fn stdin_counted(consumed: Arc<AtomicU64>) -> io::Result<Input> {
         let fd = io::stdin().as_fd().try_clone_to_owned()?;
         grow_pipe(&fd);
         let mut file = File::from(fd);
         // Where the shell (or whoever ran brc) left the file: the input
         // starts there. A pipe has no position.
         let at = file.stream_position().unwrap_or(0);
-        Input::from_file(file, at)
+        Input::from_file(file, at, consumed)
     }
 
     /// A stream, decompressed if it starts with gzip or zstd magic bytes.
     pub fn from_reader(reader: impl Read + Send + 'static) -> io::Result<Input> {
-        let consumed = Arc::new(AtomicU64::new(0));
+        Input::from_reader_counted(reader, Arc::default())
+    }
+
+    /// [`Input::from_reader`], counting the bytes read into `consumed`.
+    fn from_reader_counted(
+        reader: impl Read + Send + 'static,
+        consumed: Arc<AtomicU64>,
+    ) -> io::Result<Input> {
         let mut reader = Counting {
             inner: reader,
             consumed: Arc::clone(&consumed),
@@ -169,14 +204,15 @@ impl Input {
         let compression = Compression::detect(&start);
         let reader = io::Cursor::new(start).chain(reader);
         Ok(Input {
-            source: Source::stream(compression, reader)?,
+            opened: Opened::stream(compression, reader)?,
             size: None,
             consumed,
         })
     }
 
-    /// `file`, whose input starts at byte `at` (its current position).
-    fn from_file(file: File, at: u64) -> io::Result<Input> {
+    /// `file`, whose input starts at byte `at` (its current position),
+    /// counting the bytes read into `consumed`.
+    fn from_file(file: File, at: u64, consumed: Arc<AtomicU64>) -> io::Result<Input> {
         let meta = file.metadata()?;
         if meta.is_dir() {
             return Err(io::Error::new(
@@ -185,25 +221,30 @@ impl Input {
             ));
         }
         if !meta.is_file() {
-            return Input::from_reader(file);
+            return Input::from_reader_counted(file, consumed);
         }
         let mut head = [0; Compression::MAGIC_LEN];
         let len = read_head(&file, at, &mut head)?;
         let head = &head[..len];
-        let consumed = Arc::new(AtomicU64::new(0));
         let compression = Compression::detect(head);
         let mut size = Some(meta.len().saturating_sub(at));
         let mapped = match compression {
             Compression::None if !head.is_empty() => map(&file).ok(),
             _ => None,
         };
-        let source = if let Some(map) = mapped {
-            let mut start = usize::try_from(at).map_or(map.len(), |at| at.min(map.len()));
-            if map[start..].starts_with(BOM) {
-                start += BOM.len();
-            }
+        let opened = if let Some(map) = mapped {
+            let origin = usize::try_from(at).map_or(map.len(), |at| at.min(map.len()));
+            // Told from the head read above, not from the map: nothing
+            // reads the map before the driver guards it.
+            let bom = if head.starts_with(BOM) { BOM.len() } else { 0 };
+            let start = (origin + bom).min(map.len());
             size = Some((map.len() - start) as u64);
-            Source::Mapped { file, map, start }
+            Opened::Mapped {
+                file,
+                map,
+                origin,
+                start,
+            }
         } else {
             if compression == Compression::None && !head.is_empty() {
                 // Not mappable (a `/proc` file, whose size says 0): its
@@ -214,10 +255,10 @@ impl Input {
                 inner: file,
                 consumed: Arc::clone(&consumed),
             };
-            Source::stream(compression, reader)?
+            Opened::stream(compression, reader)?
         };
         Ok(Input {
-            source,
+            opened,
             size,
             consumed,
         })
@@ -239,26 +280,215 @@ impl Input {
     /// Aggregates the input with `engine`, in memory bounded by the
     /// threads and the chunk size, not by the input's size.
     pub fn aggregate(self, engine: Engine, options: &Options) -> Result<Summary, Error> {
-        match self.source {
-            Source::Mapped { file, map, start } => engine.run(MappedJob {
-                file,
-                map,
-                start,
-                consumed: self.consumed,
-                options,
-            }),
-            Source::Stream(reader) => engine.run(StreamJob { reader, options }),
-        }
+        let part = Part {
+            opened: self.opened,
+            window: 0..u64::MAX,
+            rest: 0,
+        };
+        let parts = std::iter::once((0, Ok(part)));
+        let consumed = &self.consumed;
+        let run = engine.run(Run {
+            parts,
+            options,
+            consumed,
+        });
+        run.map_err(|failed| failed.error)
     }
 }
 
-impl Source {
+impl Opened {
     /// A stream of `reader`'s bytes, decompressed, without a leading
     /// byte-order mark.
-    fn stream(compression: Compression, reader: impl Read + Send + 'static) -> io::Result<Source> {
-        Ok(Source::Stream(Box::new(SkipBom::new(
+    fn stream(compression: Compression, reader: impl Read + Send + 'static) -> io::Result<Opened> {
+        Ok(Opened::Stream(Box::new(SkipBom::new(
             compression.decode(reader)?,
         ))))
+    }
+}
+
+/// An opened input and what of it a run reads.
+struct Part {
+    opened: Opened,
+    /// A mapped file's lines read: those whose first byte lies in this
+    /// range of its bytes, counted from its origin (all of them:
+    /// `0..u64::MAX`). A stream is read whole.
+    window: Range<u64>,
+    /// Bytes the run reads after this input, as far as known.
+    rest: u64,
+}
+
+impl Part {
+    /// The input as the parallel driver reads it.
+    fn into_source(self) -> driver::Source<'static> {
+        match self.opened {
+            Opened::Mapped {
+                map, origin, start, ..
+            } => {
+                let at =
+                    |n: u64| usize::try_from(n).map_or(usize::MAX, |n| origin.saturating_add(n));
+                driver::Source::Bytes(driver::Bytes {
+                    held: driver::Held::Map(map),
+                    lo: start,
+                    window: at(self.window.start)..at(self.window.end),
+                    rest: self.rest,
+                })
+            }
+            Opened::Stream(reader) => driver::Source::Stream(reader),
+        }
+    }
+
+    /// Aggregates the part with the naive engine: line by line from the
+    /// file (not the map: the oracle stays plain, and the file's pages never
+    /// enter this process) or the stream.
+    fn naive(self, consumed: &Arc<AtomicU64>) -> Result<Summary, Error> {
+        let Opened::Mapped {
+            file,
+            map,
+            origin,
+            start,
+        } = self.opened
+        else {
+            let Opened::Stream(reader) = self.opened else {
+                unreachable!("matched above")
+            };
+            return naive::aggregate(BufReader::with_capacity(NAIVE_BUFFER, reader));
+        };
+        let len = map.len() as u64;
+        let at = |n: u64| (origin as u64).saturating_add(n).min(len);
+        let window = at(self.window.start)..at(self.window.end);
+        let result = window::naive(&file, start as u64, window, len, consumed);
+        // Read through the file, a cut shows as a short last line or none.
+        if file.metadata()?.len() < len {
+            return Err(crate::shrink::shrank().into());
+        }
+        result
+    }
+}
+
+/// The buffer size for the naive engine's line reader.
+const NAIVE_BUFFER: usize = 1 << 20;
+
+/// A run over opened parts, in order: `(index, part)` pairs, the index
+/// naming the input in a failure.
+struct Run<'o, I> {
+    parts: I,
+    options: &'o Options,
+    consumed: &'o Arc<AtomicU64>,
+}
+
+impl<I: Iterator<Item = (usize, io::Result<Part>)>> Job for Run<'_, I> {
+    type Output = Result<Summary, Failed>;
+
+    /// One part after the other, each one's summary merged into the
+    /// others'.
+    fn naive(self) -> Self::Output {
+        let mut merged = Vec::new();
+        for (input, part) in self.parts {
+            let summary = part
+                .map_err(Error::from)
+                .and_then(|p| p.naive(self.consumed));
+            let summary = summary.map_err(|error| Failed { input, error })?;
+            merged = merge_runs(vec![merged, entries(summary)]);
+        }
+        let summary = Summary::from_entries(merged, None);
+        Ok(summary.unwrap_or_else(|f| unreachable!("a summary's name is bad: {f:?}")))
+    }
+
+    fn parallel<A: Accumulator>(self) -> Self::Output {
+        let sources = self.parts.map(|(i, part)| (i, part.map(Part::into_source)));
+        driver::run::<A>(sources, self.options, self.consumed)
+    }
+}
+
+/// A summary's stations as entries, to merge.
+fn entries(summary: Summary) -> Vec<Entry> {
+    (summary.stations.into_iter())
+        .map(|(name, stats)| Entry {
+            name: RawName::from_slice(name.as_bytes()),
+            stats,
+            first: 0,
+        })
+        .collect()
+}
+
+/// Aggregates `input` with `engine`: the lines of a whole input held in
+/// memory.
+pub fn aggregate(engine: Engine, input: &[u8], options: &Options) -> Result<Summary, DataError> {
+    aggregate_slice(input, true, engine, options)
+}
+
+/// Aggregates the lines of `bytes`, a range of some input that the caller
+/// holds, with `engine`: for reading one input in pieces, each piece by
+/// its own call (and process, or machine), the pieces' summaries merged
+/// ([`Partial`](crate::Partial)).
+///
+/// The contract: the lines aggregated are those whose first byte lies in
+/// `bytes`. If `first_line_is_whole` is `false`, `bytes` starts inside a
+/// line (or just after its `\n`: the caller looks at the byte before
+/// the range, as [`Inputs::within`] does), which the piece before owns:
+/// everything up to and including the first `\n` is skipped. A line that
+/// starts in `bytes` must end in it: the caller extends its range through
+/// the end of its last line (past the range's end, up to and including
+/// the next `\n`, or to the end of the input), and the last line of
+/// `bytes` ends with it, `\n` or not. A byte-order mark is not skipped.
+///
+/// In an error, `offset` counts from `bytes[0]` and `line` is one more
+/// than the `\n` in `bytes` before the faulty line (the skipped partial
+/// line is line 1): the caller, who knows where `bytes` lie, can turn
+/// both into the input's.
+pub fn aggregate_slice(
+    bytes: &[u8],
+    first_line_is_whole: bool,
+    engine: Engine,
+    options: &Options,
+) -> Result<Summary, DataError> {
+    engine.run(SliceJob {
+        bytes,
+        first_line_is_whole,
+        options,
+    })
+}
+
+struct SliceJob<'a> {
+    bytes: &'a [u8],
+    first_line_is_whole: bool,
+    options: &'a Options,
+}
+
+impl Job for SliceJob<'_> {
+    type Output = Result<Summary, DataError>;
+
+    fn naive(self) -> Self::Output {
+        let skip = match self.first_line_is_whole {
+            true => 0,
+            false => memchr::memchr(b'\n', self.bytes).map_or(self.bytes.len(), |i| i + 1),
+        };
+        match naive::aggregate(&self.bytes[skip..]) {
+            Ok(summary) => Ok(summary),
+            Err(Error::Data(e)) => Err(DataError {
+                line: e.line + u64::from(skip > 0),
+                offset: e.offset + skip as u64,
+                ..e
+            }),
+            Err(Error::Io(e)) => unreachable!("reading a byte slice failed: {e}"),
+        }
+    }
+
+    fn parallel<A: Accumulator>(self) -> Self::Output {
+        // The first line start at or after byte 1 is after the first `\n`.
+        let start = usize::from(!self.first_line_is_whole);
+        let bytes = driver::Bytes {
+            held: driver::Held::Slice(self.bytes),
+            lo: 0,
+            window: start..usize::MAX,
+            rest: 0,
+        };
+        let sources = std::iter::once((0, Ok(driver::Source::Bytes(bytes))));
+        let run = driver::run::<A>(sources, self.options, &AtomicU64::new(0));
+        run.map_err(|failed| match failed.error {
+            Error::Data(e) => e,
+            Error::Io(e) => unreachable!("reading a byte slice failed: {e}"),
+        })
     }
 }
 
@@ -328,59 +558,6 @@ impl<R: Read> Read for SkipBom<R> {
             return Ok(n);
         }
         self.inner.read(buf)
-    }
-}
-
-/// The buffer size for the naive engine's line reader.
-const NAIVE_BUFFER: usize = 1 << 20;
-
-struct MappedJob<'a> {
-    file: File,
-    map: Mmap,
-    /// Where the input starts in the map.
-    start: usize,
-    consumed: Arc<AtomicU64>,
-    options: &'a Options,
-}
-
-impl Job for MappedJob<'_> {
-    type Output = Result<Summary, Error>;
-
-    /// Reads the file rather than the map: the oracle stays plain, and the
-    /// file's pages never enter this process.
-    fn naive(mut self) -> Self::Output {
-        self.file.seek(SeekFrom::Start(self.start as u64))?;
-        let reader = Counting {
-            inner: &self.file,
-            consumed: self.consumed,
-        };
-        let result = naive::aggregate(BufReader::with_capacity(NAIVE_BUFFER, reader));
-        // Read through the file, a cut shows as a short last line or none.
-        if self.file.metadata()?.len() < self.map.len() as u64 {
-            return Err(shrink::shrank().into());
-        }
-        result
-    }
-
-    fn parallel<A: Accumulator>(self) -> Self::Output {
-        driver::mapped::run::<A>(&self.map, self.start, self.options, &self.consumed)
-    }
-}
-
-struct StreamJob<'a> {
-    reader: Box<dyn Read + Send>,
-    options: &'a Options,
-}
-
-impl Job for StreamJob<'_> {
-    type Output = Result<Summary, Error>;
-
-    fn naive(self) -> Self::Output {
-        naive::aggregate(BufReader::with_capacity(NAIVE_BUFFER, self.reader))
-    }
-
-    fn parallel<A: Accumulator>(self) -> Self::Output {
-        driver::stream::run::<A>(self.reader, self.options)
     }
 }
 
@@ -477,7 +654,7 @@ mod tests {
         let path = dir.path().join("m.txt");
         std::fs::write(&path, b"a;1.0\n".repeat(100_000)).unwrap();
         let input = Input::open(&path).unwrap();
-        assert!(matches!(input.source, Source::Mapped { .. }));
+        assert!(matches!(input.opened, Opened::Mapped { .. }));
         let flags = vm_flags(&path);
         // `sr`: sequential read-ahead. `hg`: huge pages advised, which a
         // kernel built without transparent huge pages refuses.

@@ -1,0 +1,476 @@
+//! Many inputs read as one: files, directories and standard input, each
+//! opened only when its turn comes; and the part of them a range or a
+//! shard reads.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::fs;
+use std::io;
+use std::ops::Range;
+use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use super::{Input, Opened, Part, Run};
+use crate::engine::{Engine, Options};
+use crate::entry::Summary;
+use crate::error::Error;
+
+/// Where an input comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// Standard input, named `<stdin>` in messages.
+    Stdin,
+    /// A file (a directory stands for the regular files directly inside
+    /// it: see [`Inputs::new`]).
+    File(PathBuf),
+}
+
+impl Source {
+    /// A command-line argument: `-` is standard input, anything else a
+    /// file.
+    pub fn from_arg(arg: impl Into<PathBuf>) -> Source {
+        let path = arg.into();
+        match path.as_os_str() == "-" {
+            true => Source::Stdin,
+            false => Source::File(path),
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Stdin => f.write_str("<stdin>"),
+            Source::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// Why a run over [`Inputs`] failed: the input, and what went wrong in it
+/// (a malformed line with its number, or an I/O error).
+#[derive(Debug, thiserror::Error)]
+#[error("{input}: {error}")]
+pub struct InputError {
+    /// The input that failed: the first in order that did.
+    pub input: Source,
+    /// What went wrong.
+    pub error: Error,
+}
+
+/// Part `index` of `count` (`--shard K/N`): the lines whose first byte
+/// lies in the `index`-th of `count` nearly equal ranges of the inputs'
+/// bytes ([`Shard::range`]). The `count` shards of the same inputs read
+/// every line exactly once between them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    index: u64,
+    count: u64,
+}
+
+impl Shard {
+    /// Shard `index` of `count`, counted from 1: `None` unless
+    /// `1 <= index <= count`.
+    pub fn new(index: u64, count: u64) -> Option<Shard> {
+        (1 <= index && index <= count).then_some(Shard { index, count })
+    }
+
+    /// The shard's number, from 1.
+    pub fn index(self) -> u64 {
+        self.index
+    }
+
+    /// How many shards there are.
+    pub fn count(self) -> u64 {
+        self.count
+    }
+
+    /// The shard's range of `total` bytes: from `total × (index − 1) /
+    /// count` to `total × index / count`, rounded down; the last shard's
+    /// range is open-ended, so that it also holds whatever starts at the
+    /// very end (a stream whose size is not known).
+    pub fn range(self, total: u64) -> Range<u64> {
+        let at = |k: u64| (u128::from(total) * u128::from(k) / u128::from(self.count)) as u64;
+        let end = match self.index == self.count {
+            true => u64::MAX,
+            false => at(self.index),
+        };
+        at(self.index - 1)..end
+    }
+}
+
+/// A shard that is not `K/N` with `1 <= K <= N`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("expected K/N with 1 <= K <= N, such as 2/4, found `{0}`")]
+pub struct ShardError(String);
+
+impl FromStr for Shard {
+    type Err = ShardError;
+
+    fn from_str(s: &str) -> Result<Shard, ShardError> {
+        let parsed = s.split_once('/').and_then(|(k, n)| {
+            let number = |t: &str| {
+                t.bytes()
+                    .all(|b| b.is_ascii_digit())
+                    .then(|| t.parse().ok())?
+            };
+            Shard::new(number(k)?, number(n)?)
+        });
+        parsed.ok_or_else(|| ShardError(s.to_string()))
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// The inputs of one run, in order, and the range of their bytes it reads
+/// (all of them unless [`within`](Inputs::within) or
+/// [`shard`](Inputs::shard) says otherwise).
+///
+/// Aggregating them gives one summary, as if their lines were one input
+/// but for three things: each input's last line ends with it, `\n` or not;
+/// each input's byte-order mark is skipped; and an error names its input,
+/// with the line number within it. Inputs are opened one at a time, when
+/// their turn comes, and the first failure in their order wins: a missing
+/// file after a malformed line is not reported, one before it is.
+pub struct Inputs {
+    listed: Vec<Listed>,
+    window: Range<u64>,
+    consumed: Arc<AtomicU64>,
+}
+
+/// An input as listed: its size as stored when listed, or why it could not
+/// be listed (reported in its turn).
+struct Listed {
+    source: Source,
+    /// The bytes of a regular file from where it is read; 0 for anything
+    /// else.
+    size: u64,
+    regular: bool,
+    error: Option<io::Error>,
+}
+
+impl Listed {
+    fn failed(source: Source, error: io::Error) -> Listed {
+        Listed {
+            source,
+            size: 0,
+            regular: false,
+            error: Some(error),
+        }
+    }
+}
+
+impl Inputs {
+    /// The inputs `sources`, in order. A directory stands for the regular
+    /// files directly inside it (symbolic links followed; subdirectories
+    /// and other files left out), in the byte order of their names,
+    /// hidden ones (names starting with `.`) skipped. Standard input may
+    /// come once: again, it is an error in its turn. Each input's size is
+    /// looked up now, for [`shard`](Inputs::shard); an input that cannot
+    /// be (a missing file) fails in its turn.
+    pub fn new(sources: impl IntoIterator<Item = Source>) -> Inputs {
+        let mut listed = Vec::new();
+        let mut stdin = false;
+        for source in sources {
+            match source {
+                Source::Stdin if stdin => {
+                    let e = io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "standard input may be read only once",
+                    );
+                    listed.push(Listed::failed(Source::Stdin, e));
+                }
+                Source::Stdin => {
+                    stdin = true;
+                    listed.push(list_stdin());
+                }
+                Source::File(path) => list_path(path, &mut listed),
+            }
+        }
+        Inputs {
+            listed,
+            window: 0..u64::MAX,
+            consumed: Arc::default(),
+        }
+    }
+
+    /// The inputs, directories expanded, in the order they are read.
+    pub fn sources(&self) -> impl Iterator<Item = &Source> {
+        self.listed.iter().map(|l| &l.source)
+    }
+
+    /// The inputs' total size as stored (compressed, if they are): the sum
+    /// of the regular files' sizes, from where standard input stands if it
+    /// is one; anything else counts 0.
+    pub fn total_size(&self) -> u64 {
+        self.listed.iter().map(|l| l.size).sum()
+    }
+
+    /// Reads only the lines whose first byte lies in `range` of the
+    /// inputs' bytes as stored, one input after the other (byte 0 of each
+    /// input comes right after the last of the one before; see
+    /// [`total_size`](Inputs::total_size)). Ranges that tile
+    /// `0..u64::MAX` read every line once between them, and reading one
+    /// costs its bytes and the end of its last line: a range starting
+    /// inside a file looks at the byte before it, and on to the next
+    /// `\n`, for its first line start, not at the file's start.
+    ///
+    /// A stream or compressed input cannot be cut: it is read whole by the
+    /// range that holds its first byte. An input of size 0 (a pipe, an
+    /// empty file) sits at the byte where the next input starts, and so
+    /// does anything past the end of all the inputs. An error's line
+    /// number is still counted from its input's first line, on the error
+    /// path.
+    pub fn within(mut self, range: Range<u64>) -> Inputs {
+        self.window = range;
+        self
+    }
+
+    /// Reads only `shard`'s part of the inputs: [`within`](Inputs::within)
+    /// its [`range`](Shard::range) of their [`total_size`](Inputs::total_size).
+    pub fn shard(self, shard: Shard) -> Inputs {
+        let range = shard.range(self.total_size());
+        self.within(range)
+    }
+
+    /// The bytes this run reads, as stored: their total if every input it
+    /// reads has a size (a regular file), `None` otherwise.
+    pub fn size(&self) -> Option<u64> {
+        let mut size = 0;
+        for (at, listed) in self.starts() {
+            if !reads(&self.window, at, listed.size) {
+                continue;
+            }
+            if !listed.regular {
+                return None;
+            }
+            size += clip(at, listed.size, &self.window);
+        }
+        Some(size)
+    }
+
+    /// A counter of the bytes read so far, as stored: for showing progress
+    /// from another thread while [`aggregate`](Inputs::aggregate) runs.
+    pub fn consumed(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.consumed)
+    }
+
+    /// Aggregates the inputs with `engine` into one summary, in memory
+    /// bounded by the threads and the chunk size, whatever the inputs'
+    /// number and size: the threads share one queue of chunks and blocks
+    /// from every input, so they stay busy across the inputs' boundaries.
+    pub fn aggregate(self, engine: Engine, options: &Options) -> Result<Summary, InputError> {
+        let sources: Vec<Source> = self.sources().cloned().collect();
+        let consumed = Arc::clone(&self.consumed);
+        let run = engine.run(Run {
+            parts: self.parts(),
+            options,
+            consumed: &consumed,
+        });
+        run.map_err(|failed| InputError {
+            input: sources[failed.input].clone(),
+            error: failed.error,
+        })
+    }
+
+    /// Each input with the byte where it starts among all of them.
+    fn starts(&self) -> impl Iterator<Item = (u64, &Listed)> {
+        let mut at = 0u64;
+        self.listed.iter().map(move |listed| {
+            let start = at;
+            at = at.saturating_add(listed.size);
+            (start, listed)
+        })
+    }
+
+    /// The inputs this run reads, opened in turn as the iterator is
+    /// advanced, each with its index in the list and the part of it read.
+    fn parts(self) -> impl Iterator<Item = (usize, io::Result<Part>)> {
+        let placed: Vec<u64> = self.starts().map(|(at, _)| at).collect();
+        let Inputs {
+            listed,
+            window,
+            consumed,
+        } = self;
+        // What the run reads after each input.
+        let mut rest: Vec<u64> = (listed.iter().zip(&placed))
+            .map(|(l, &at)| clip(at, l.size, &window))
+            .collect();
+        let mut after = 0;
+        for r in rest.iter_mut().rev() {
+            (*r, after) = (after, after + *r);
+        }
+        (listed.into_iter().enumerate()).filter_map(move |(i, listed)| {
+            let at = placed[i];
+            if !reads(&window, at, listed.size) {
+                return None;
+            }
+            let size = listed.size;
+            let opened = match open(listed, &consumed) {
+                Ok(input) => input.opened,
+                Err(e) => return Some((i, Err(e))),
+            };
+            let window = match opened {
+                Opened::Mapped { .. } => cut(&window, at, size),
+                // Not to be cut: read whole where its first byte is.
+                Opened::Stream(_) if window.contains(&at) => 0..u64::MAX,
+                Opened::Stream(_) => return None,
+            };
+            let rest = rest[i];
+            Some((
+                i,
+                Ok(Part {
+                    opened,
+                    window,
+                    rest,
+                }),
+            ))
+        })
+    }
+}
+
+/// Whether an input starting at byte `at` of all of them, of `size` bytes,
+/// may have a line or its first byte in `window`.
+fn reads(window: &Range<u64>, at: u64, size: u64) -> bool {
+    match size {
+        0 => window.contains(&at),
+        _ => at < window.end && at.saturating_add(size) > window.start,
+    }
+}
+
+/// How many of the `size` bytes of an input starting at byte `at` lie in
+/// `window`.
+fn clip(at: u64, size: u64, window: &Range<u64>) -> u64 {
+    let end = at.saturating_add(size).min(window.end);
+    end.saturating_sub(at.max(window.start))
+}
+
+/// The part of `window` in an input starting at byte `at`, of `size` bytes,
+/// in the input's own bytes: open-ended if `window` reaches its end (the
+/// input may have grown since listed).
+fn cut(window: &Range<u64>, at: u64, size: u64) -> Range<u64> {
+    let end = match window.end >= at.saturating_add(size) {
+        true => u64::MAX,
+        false => window.end - at,
+    };
+    window.start.saturating_sub(at)..end
+}
+
+/// Opens a listed input, counting the bytes read into `consumed`.
+fn open(listed: Listed, consumed: &Arc<AtomicU64>) -> io::Result<Input> {
+    if let Some(e) = listed.error {
+        return Err(e);
+    }
+    match &listed.source {
+        Source::Stdin => Input::stdin_counted(Arc::clone(consumed)),
+        Source::File(path) => Input::open_counted(path, Arc::clone(consumed)),
+    }
+}
+
+/// Standard input as listed: its size if it is a regular file, from where
+/// it stands.
+fn list_stdin() -> Listed {
+    let size = io::stdin().as_fd().try_clone_to_owned().and_then(|fd| {
+        let mut file = fs::File::from(fd);
+        let meta = file.metadata()?;
+        let at = io::Seek::stream_position(&mut file).unwrap_or(0);
+        Ok((meta.is_file(), meta.len().saturating_sub(at)))
+    });
+    match size {
+        Ok((regular, size)) => Listed {
+            source: Source::Stdin,
+            size: if regular { size } else { 0 },
+            regular,
+            error: None,
+        },
+        Err(e) => Listed::failed(Source::Stdin, e),
+    }
+}
+
+/// Lists `path`: a file, or a directory's regular files.
+fn list_path(path: PathBuf, listed: &mut Vec<Listed>) {
+    let meta = match fs::metadata(&path) {
+        Ok(meta) => meta,
+        Err(e) => return listed.push(Listed::failed(Source::File(path), e)),
+    };
+    if !meta.is_dir() {
+        let regular = meta.is_file();
+        let size = if regular { meta.len() } else { 0 };
+        return listed.push(Listed {
+            source: Source::File(path),
+            size,
+            regular,
+            error: None,
+        });
+    }
+    match list_dir(&path) {
+        Ok(files) => listed.extend(files),
+        Err(e) => listed.push(Listed::failed(Source::File(path), e)),
+    }
+}
+
+/// The regular files directly inside `dir`, not hidden, by name.
+fn list_dir(dir: &Path) -> io::Result<Vec<Listed>> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        if name.as_bytes().starts_with(b".") {
+            continue;
+        }
+        let path = dir.join(&name);
+        // Following a symbolic link, as opening the file will; a dangling
+        // one, or a file gone since, is no regular file.
+        let meta = match fs::metadata(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            meta => meta?,
+        };
+        if meta.is_file() {
+            files.push((name, path, meta.len()));
+        }
+    }
+    files.sort_unstable_by(|a, b| OsStr::as_bytes(&a.0).cmp(OsStr::as_bytes(&b.0)));
+    Ok((files.into_iter())
+        .map(|(_, path, size)| Listed {
+            source: Source::File(path),
+            size,
+            regular: true,
+            error: None,
+        })
+        .collect())
+}
+
+/// Aggregates the files and directories `paths` (no `-`: every path is a
+/// file or a directory) into one summary with `engine`, as [`Inputs`]
+/// reads them.
+pub fn aggregate_paths<P: AsRef<Path>>(
+    paths: impl IntoIterator<Item = P>,
+    engine: Engine,
+    options: &Options,
+) -> Result<Summary, InputError> {
+    let sources = paths.into_iter().map(|p| Source::File(p.as_ref().into()));
+    Inputs::new(sources).aggregate(engine, options)
+}
+
+/// Aggregates the lines of the file at `path` whose first byte lies in
+/// `range` of its bytes as stored, as [`Inputs::within`] reads them:
+/// ranges that tile the file (the last one reaching its end or beyond)
+/// read each line once between them, and each reads only its bytes and
+/// the end of its last line. A compressed file is read whole by the range
+/// holding its byte 0. An error's line number counts from the file's
+/// start.
+pub fn aggregate_file_range(
+    path: &Path,
+    range: Range<u64>,
+    engine: Engine,
+    options: &Options,
+) -> Result<Summary, InputError> {
+    let inputs = Inputs::new([Source::File(path.into())]).within(range);
+    inputs.aggregate(engine, options)
+}
