@@ -228,12 +228,6 @@ fn missing_file() {
 }
 
 #[test]
-fn directory() {
-    let dir = tempfile::tempdir().unwrap();
-    assert_io_error(dir.path(), "is a directory");
-}
-
-#[test]
 fn path_through_a_file() {
     let (_dir, path) = input("file.txt", b"a;1.0\n");
     assert_io_error(&path.join("x"), "Not a directory (os error 20)");
@@ -289,9 +283,9 @@ fn fault_two_million_lines_in_is_found_with_several_threads() {
     let message = "line 2000000: expected a value like `-12.3` (-?d{1,2}.d), found `12.34`";
     assert_fails(&path, message, &runs);
 
-    // An invalid UTF-8 name at line 2,000,000, which the parallel engines
-    // find only when they check names after aggregating, followed by a
-    // value fault their line parsers find first.
+    // An invalid UTF-8 name at line 2,000,000, which `chunked` leaves to
+    // the driver's check of a chunk's UTF-8 after parsing it, followed by
+    // a value fault its line parser finds first.
     let mut bytes = head;
     bytes.extend_from_slice(b"Z\xc3rich;12.0\n");
     valid_lines(&mut bytes, 100);

@@ -5,9 +5,11 @@ mod conformance;
 mod errors;
 mod formats;
 mod inputs;
+mod many;
 mod merge;
 mod usage;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -16,6 +18,18 @@ use tempfile::TempDir;
 /// A command running the `brc` binary built for these tests.
 fn brc() -> Command {
     Command::new(env!("CARGO_BIN_EXE_brc"))
+}
+
+/// Runs `brc` with `args` (and `stdin`), expecting success and nothing on
+/// stderr; returns stdout.
+fn run<S: AsRef<OsStr>>(args: &[S], stdin: &[u8]) -> Vec<u8> {
+    let output = brc()
+        .args(args)
+        .write_stdin(stdin)
+        .assert()
+        .success()
+        .stderr("");
+    output.get_output().stdout.clone()
 }
 
 /// The official samples, `tests/data/1brc/*.txt`, sorted; each has its

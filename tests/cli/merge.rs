@@ -7,19 +7,7 @@ use std::path::{Path, PathBuf};
 
 use brc::output::Format;
 
-use crate::{brc, input, samples};
-
-/// Runs `brc` with `args` (and `stdin`), expecting success and nothing on
-/// stderr; returns stdout.
-fn run<S: AsRef<OsStr>>(args: &[S], stdin: &[u8]) -> Vec<u8> {
-    let output = brc()
-        .args(args)
-        .write_stdin(stdin)
-        .assert()
-        .success()
-        .stderr("");
-    output.get_output().stdout.clone()
-}
+use crate::{brc, input, run, samples};
 
 /// Cuts `text` at line ends into `n` pieces holding nearly the same
 /// number of lines (empty pieces when there are fewer lines than `n`).
@@ -367,8 +355,8 @@ fn help_says_what_a_partial_is_and_how_to_run_pieces() {
         "docs/PARTIAL-FORMAT.md",
         "brc-partial v1 stations=<N>",
         "station,count,sum,min,max",
-        "brc --format partial",
-        "brc merge part.a?.p",
+        "brc --shard $k/4 --format partial big.txt",
+        "brc merge p*",
         "--format partial",
         "Exit status",
     ] {
@@ -379,7 +367,7 @@ fn help_says_what_a_partial_is_and_how_to_run_pieces() {
     }
     let output = brc().arg("--help").assert().success();
     let help = String::from_utf8(output.get_output().stdout.clone()).unwrap();
-    for needle in ["brc merge", "docs/PARTIAL-FORMAT.md"] {
+    for needle in ["brc merge p*", "--shard $k/4", "docs/PARTIAL-FORMAT.md"] {
         assert!(help.contains(needle), "--help lacks {needle:?}:\n{help}");
     }
 }

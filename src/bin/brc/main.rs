@@ -5,14 +5,11 @@ mod merge;
 mod progress;
 
 use std::io::{self, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use brc::input::Input;
 use brc::output::Format;
-use brc::Summary;
-use brc::{timings, Engine, Options};
+use brc::{timings, Engine, Inputs, Options, Shard, Source, Summary};
 use clap::builder::PossibleValue;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -23,12 +20,26 @@ static ALLOC: brc::alloc::HugeBlocks = brc::alloc::HugeBlocks;
 const AFTER_HELP: &str = "\
 Input: lines `<name>;<value>`, name 1..100 bytes of UTF-8 without `;`,
 value -?d{1,2}.d (e.g. -12.3). The last line may lack its newline.
-A file or standard input may be gzip or zstd compressed (told by its first
-bytes). A UTF-8 byte-order mark at the start is skipped. Standard input
-redirected from a file is read from where it stands (`{ read -r header;
-brc -; } < file` skips a header). Memory stays within about (threads + 2) x
-chunk size plus the stations, whatever the input's size; errors name
-standard input `<stdin>`. A file that shrinks while read is an error.
+All FILEs make one summary, read in order by all threads. A directory
+stands for the regular files directly inside it, by name (hidden ones
+skipped); `-` is standard input (once). Each file's last line ends with
+it, newline or not. A file or standard input may be gzip or zstd
+compressed (told by its first bytes). A UTF-8 byte-order mark at the start
+of a file is skipped. Standard input redirected from a file is read from
+where it stands (`{ read -r header; brc -; } < file` skips a header).
+Memory stays within about (threads + 2) x chunk size plus the stations,
+whatever the number and size of the inputs. Errors name the file
+(`<stdin>`) and its line; the first in the order of the FILEs wins. A file
+that shrinks while read is an error.
+
+Shards: `--shard K/N` reads the lines whose first byte lies in the K-th
+of N equal byte ranges of all the FILEs (sizes as stored), so N runs read
+each line once between them; each reads only its range and the end of its
+last line. Compressed files and streams cannot be cut: each is read whole
+by the shard holding its first byte. Line numbers still count from the
+file's start. One job as 4 processes, merged (see `brc merge --help`):
+  for k in 1 2 3 4; do brc --shard $k/4 --format partial big.txt > p$k & done; wait
+  brc merge p*            # the same bytes as `brc big.txt`
 
 Exit status:
   0  success (also when stdout is a closed pipe)
@@ -38,9 +49,9 @@ Exit status:
 
 `--format partial` writes the exact, mergeable state instead of rounded
 results; `brc merge` merges such partials of pieces of the input into the
-result of the whole (see `brc merge --help`, docs/PARTIAL-FORMAT.md).";
+result of the whole (docs/PARTIAL-FORMAT.md).";
 
-/// Exact per-station min/mean/max of a `<name>;<value>` measurements file,
+/// Exact per-station min/mean/max of `<name>;<value>` measurement files,
 /// fast (the One Billion Row Challenge as a tool).
 #[derive(Parser, Debug)]
 #[command(name = "brc", version, after_help = AFTER_HELP)]
@@ -49,8 +60,14 @@ struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
 
-    /// The measurements file; `-` or none for standard input.
-    file: Option<PathBuf>,
+    /// Measurements files or directories, read as one input; `-` or none
+    /// for standard input.
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
+
+    /// Read only part K of N of the input (1 <= K <= N; see below).
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    shard: Option<Shard>,
 
     /// Worker threads, for aggregating and for printing 65,536 stations or
     /// more [default: all available cores].
@@ -168,6 +185,20 @@ fn parse_size(s: &str) -> Result<usize, String> {
     }
 }
 
+/// Parses `--shard K/N`.
+fn parse_shard(s: &str) -> Result<Shard, String> {
+    s.parse().map_err(|e: brc::input::ShardError| e.to_string())
+}
+
+/// Exits with a usage error if `paths` name standard input (`-`) more
+/// than once: it can be read only once.
+fn stdin_at_most_once(paths: &[PathBuf]) {
+    if paths.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        let message = "`-` (standard input) may be given only once\n";
+        clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, message).exit();
+    }
+}
+
 fn run(cli: &Cli) -> anyhow::Result<()> {
     match &cli.command {
         Some(Command::Generate(args)) => return generate::run(args),
@@ -187,13 +218,17 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     if cli.timings {
         timings::enable();
     }
-    let (name, input) = timings::phase("open", || match &cli.file {
-        Some(path) if path != Path::new("-") => (path.display().to_string(), Input::open(path)),
-        _ => ("<stdin>".to_string(), Input::stdin()),
+    let inputs = timings::phase("open", || {
+        let inputs = match cli.files.is_empty() {
+            true => Inputs::new([Source::Stdin]),
+            false => Inputs::new(cli.files.iter().map(Source::from_arg)),
+        };
+        match cli.shard {
+            Some(shard) => inputs.shard(shard),
+            None => inputs,
+        }
     });
-    let input = input.with_context(|| name.clone())?;
-    let size = input.size();
-    let consumed = input.consumed();
+    let consumed = inputs.consumed();
     let mut options = Options {
         chunk_size: cli.chunk_size,
         ..Options::default()
@@ -202,17 +237,16 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         options.threads = t as usize;
     }
     let bar = if !cli.quiet && io::stderr().is_terminal() {
-        progress::Bar::start(input.consumed(), input.size())
+        progress::Bar::start(inputs.consumed(), inputs.size())
     } else {
         progress::Bar::hidden()
     };
-    let summary = timings::phase("aggregate", || input.aggregate(cli.engine.0, &options))
-        .with_context(|| name.clone())?;
+    let summary = timings::phase("aggregate", || inputs.aggregate(cli.engine.0, &options))?;
     drop(bar);
     timings::phase("print", || print(&summary, cli.format.0, options.threads))?;
     if cli.timings {
         let rows = summary.stations.iter().map(|(_, s)| s.count).sum();
-        let bytes = size.unwrap_or_else(|| consumed.load(std::sync::atomic::Ordering::Relaxed));
+        let bytes = consumed.load(std::sync::atomic::Ordering::Relaxed);
         let threads = match cli.engine.0 {
             Engine::Naive => 1,
             _ => options.threads,
@@ -247,7 +281,8 @@ fn main() -> ExitCode {
         }
     }));
     let cli = Cli::parse();
-    if cli.command.is_none() && cli.file.is_none() && io::stdin().is_terminal() {
+    stdin_at_most_once(&cli.files);
+    if cli.command.is_none() && cli.files.is_empty() && io::stdin().is_terminal() {
         Cli::command()
             .error(
                 clap::error::ErrorKind::MissingRequiredArgument,

@@ -20,14 +20,13 @@ by name), is specified in docs/PARTIAL-FORMAT.md; a file may hold several
 partials one after the other. A truncated or corrupted partial is refused
 like bad input: `brc: <file>: line <N>: expected ..., found ...`, exit 1.
 
-One job as several processes, by hand: cut the input at line ends, run
-one brc per piece (in parallel, or on other machines), merge:
-  split -n l/4 big.txt part.      # GNU split: part.aa .. part.ad
-  for f in part.a?; do brc --format partial \"$f\" > \"$f.p\" & done; wait
-  brc merge part.a?.p             # the same bytes as `brc big.txt`
+One job as several processes, by hand: one brc per shard of the input
+(in parallel, or on other machines sharing the files), then merge:
+  for k in 1 2 3 4; do brc --shard $k/4 --format partial big.txt > p$k & done; wait
+  brc merge p*                    # the same bytes as `brc big.txt`
 Merges form trees: `--format partial` writes the merged partial again.
-  brc merge --format partial part.aa.p part.ab.p > half.p
-  brc merge half.p part.ac.p part.ad.p
+  brc merge --format partial p1 p2 > half.p
+  brc merge half.p p3 p4
 
 Exit status: 0 success, 1 a malformed partial, a total beyond 64 bits or
 an I/O error (one line on stderr, nothing on stdout), 2 usage error.";
@@ -52,11 +51,8 @@ pub struct Args {
 
 /// Runs `brc merge`.
 pub fn run(args: &Args) -> anyhow::Result<()> {
+    crate::stdin_at_most_once(&args.partials);
     let stdin = Path::new("-");
-    if args.partials.iter().filter(|p| *p == stdin).count() > 1 {
-        let message = "`-` (standard input) may be given only once\n";
-        clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, message).exit();
-    }
     let mut merger = Merger::new();
     for path in &args.partials {
         if path == stdin {
