@@ -44,6 +44,7 @@ use crate::driver::{self, Failed};
 use crate::engine::{naive, Accumulator, Engine, Job, Options};
 use crate::entry::{merge_runs, Entry, RawName, Summary};
 use crate::error::{DataError, Error};
+use crate::shrink;
 
 /// The UTF-8 byte-order mark, which spreadsheet exports put before the
 /// first line.
@@ -223,19 +224,24 @@ impl Input {
         if !meta.is_file() {
             return Input::from_reader_counted(file, consumed);
         }
+        // The head is read through the map when there is one: read by
+        // `pread` first, the file's start would enter the page cache through
+        // the read path's readahead, in small folios, where the map's fault
+        // reads 2 MiB folios (docs/PERFORMANCE.md, *Memory*).
+        let mut mapped = (meta.len() > at).then(|| map(&file).ok()).flatten();
         let mut head = [0; Compression::MAGIC_LEN];
-        let len = read_head(&file, at, &mut head)?;
+        let len = match &mapped {
+            Some(map) => map_head(map, at, &mut head)?,
+            None => read_head(&file, at, &mut head)?,
+        };
         let head = &head[..len];
         let compression = Compression::detect(head);
+        if compression != Compression::None || head.is_empty() {
+            mapped = None;
+        }
         let mut size = Some(meta.len().saturating_sub(at));
-        let mapped = match compression {
-            Compression::None if !head.is_empty() => map(&file).ok(),
-            _ => None,
-        };
         let opened = if let Some(map) = mapped {
             let origin = usize::try_from(at).map_or(map.len(), |at| at.min(map.len()));
-            // Told from the head read above, not from the map: nothing
-            // reads the map before the driver guards it.
             let bom = if head.starts_with(BOM) { BOM.len() } else { 0 };
             let start = (origin + bom).min(map.len());
             size = Some((map.len() - start) as u64);
@@ -359,7 +365,7 @@ impl Part {
         let result = window::naive(&file, start as u64, window, len, consumed);
         // Read through the file, a cut shows as a short last line or none.
         if file.metadata()?.len() < len {
-            return Err(crate::shrink::shrank().into());
+            return Err(shrink::shrank().into());
         }
         result
     }
@@ -558,6 +564,21 @@ impl<R: Read> Read for SkipBom<R> {
             return Ok(n);
         }
         self.inner.read(buf)
+    }
+}
+
+/// Copies up to `buf.len()` bytes from byte `at` of `map` into `buf`;
+/// returns how many (fewer only at its end). A file cut short meanwhile is
+/// an error ([`shrink`]).
+fn map_head(map: &Mmap, at: u64, buf: &mut [u8]) -> io::Result<usize> {
+    let from = usize::try_from(at).map_or(map.len(), |at| at.min(map.len()));
+    let n = buf.len().min(map.len() - from);
+    let start = map.as_ptr() as usize;
+    let guard = shrink::Guard::new(start..start + map.len());
+    buf[..n].copy_from_slice(&map[from..from + n]);
+    match guard.shrank() {
+        true => Err(shrink::shrank()),
+        false => Ok(n),
     }
 }
 
