@@ -8,7 +8,7 @@
 //!   every line. The oracle the other engines are tested against.
 //! - [`chunked`]: bytes instead of strings, `memchr` line splitting, a
 //!   foldhash-keyed `hashbrown::HashTable`, and the file split into
-//!   line-aligned chunks handed to threads from an atomic cursor.
+//!   line-aligned chunks handed to threads through one queue.
 //! - [`fast`] (the default): the same driver with the hand-written scanner
 //!   of [`crate::scan`] (AVX2 where the CPU has it) and the hand-written
 //!   [`crate::table::Table`]; `swar` is the same with the portable kernel.
