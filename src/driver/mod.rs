@@ -1,6 +1,6 @@
 //! The driver: how the inputs' bytes reach the engines' per-thread
 //! [`Accumulator`]s, and how what those hold becomes a
-//! [`Summary`](crate::Summary).
+//! [`Summary`].
 //!
 //! One run reads any number of inputs, in order, with one set of worker
 //! threads and their accumulators, so the threads stay busy across the

@@ -8,6 +8,7 @@ use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use assert_cmd::prelude::*;
 use brc::Engine;
 
 use crate::{brc, run, samples};
@@ -137,6 +138,34 @@ fn a_directory_stands_for_its_regular_files_in_byte_order_of_names() {
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     brc().arg(&empty).assert().success().stdout("{}\n");
+}
+
+#[test]
+fn files_are_opened_a_few_at_a_time() {
+    // 2,000 files, every other one gzip (read as a stream, its file open
+    // until read), and at most 16 open at once allowed (`ulimit -n`): they
+    // are opened and closed in turn.
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..2000 {
+        let line = format!("s{};{}.0\n", i % 3, i % 10);
+        let (name, bytes) = match i % 2 {
+            0 => (format!("{i:04}.txt"), line.into_bytes()),
+            _ => (format!("{i:04}.txt.gz"), gzip(line.as_bytes())),
+        };
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    }
+    let dir = dir.path().display().to_string();
+    for engine in Engine::ALL {
+        let script = format!(
+            "ulimit -n 16 && exec \"$0\" -t 3 -e {} \"$1\"",
+            engine.name()
+        );
+        std::process::Command::new("sh")
+            .args(["-c", &script, env!("CARGO_BIN_EXE_brc"), &dir])
+            .assert()
+            .success()
+            .stdout("{s0=0.0/4.5/9.0, s1=0.0/4.5/9.0, s2=0.0/4.5/9.0}\n");
+    }
 }
 
 #[test]
