@@ -94,26 +94,11 @@ def partial(
     reported with its line number in the file. The GIL is released.
     """
     path = os.fspath(path)
-    if start is None and end is None:
-        return _partial_file(path, threads)
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        start = 0 if start is None else start
-        end = size if end is None else min(end, size)
-        if not 0 <= start <= end:
-            raise ValueError(f"expected 0 <= start <= end, found {start}..{end}")
-        if os.pread(f.fileno(), 4, 0).startswith(_MAGIC):
-            return _partial_file(path, threads) if start == 0 else merge([])
-        if start == end:
-            return merge([])
-        lo = max(start - 1, 0)
-        data = _range_bytes(lambda at, stop: os.pread(f.fileno(), stop - at, at), size, lo, end)
-        try:
-            return _partial_bytes(data, start == 0, threads)
-        except DataError as e:
-            offset = lo + e.offset
-            f.seek(0)
-            raise _data_error(path, _newlines_before(f, offset) + 1, offset, e.reason) from None
+    start = 0 if start is None else start
+    end = 2**64 - 1 if end is None else end
+    if not 0 <= start <= end:
+        raise ValueError(f"expected 0 <= start <= end, found {start}..{end}")
+    return _partial_file(path, start, end, threads)
 
 
 def partial_bytes(data: bytes, *, first_line_is_whole: bool = True, threads: int = 1) -> Partial:

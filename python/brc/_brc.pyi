@@ -84,8 +84,8 @@ def merge(partials: Sequence[Partial]) -> Partial:
     """Merges partials into the partial of all their inputs (none: the empty
     partial). Raises ``OverflowError`` if a total leaves 64 bits."""
 
-def partial_file(path: str, threads: Optional[int]) -> Partial:
-    """See :func:`brc.partial`: the partial of a whole file."""
+def partial_file(path: str, start: int, end: int, threads: Optional[int]) -> Partial:
+    """See :func:`brc.partial`: the partial of a byte range of a file."""
 
 def partial_bytes(data: bytes, first_line_is_whole: bool, threads: Optional[int]) -> Partial:
     """See :func:`brc.partial_bytes`."""

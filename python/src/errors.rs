@@ -42,6 +42,15 @@ impl Failure {
     }
 }
 
+impl From<brc::input::InputError> for Failure {
+    fn from(e: brc::input::InputError) -> Failure {
+        Failure::At {
+            path: e.input.to_string(),
+            error: e.error,
+        }
+    }
+}
+
 impl From<Failure> for PyErr {
     fn from(failure: Failure) -> PyErr {
         Python::attach(|py| match failure {

@@ -10,7 +10,6 @@ mod summary;
 
 use std::path::PathBuf;
 
-use brc::input::Input;
 use brc::{Engine, Options};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -46,7 +45,8 @@ pub(crate) fn options(threads: Option<usize>) -> PyResult<Options> {
 }
 
 /// Aggregates the files at `paths` (a directory stands for the regular
-/// files in it) into one summary, without the GIL.
+/// files in it) into one summary, as the command line reads them, without
+/// the GIL.
 #[pyfunction]
 #[pyo3(signature = (paths, threads, engine_name))]
 fn aggregate(
@@ -58,51 +58,9 @@ fn aggregate(
     let engine = engine(engine_name)?;
     let options = options(threads)?;
     let summary = py.detach(|| {
-        guarded(|| {
-            let mut runs = Vec::with_capacity(paths.len());
-            for path in &expand(paths)? {
-                let at = |e| Failure::at(path, e);
-                let input = Input::open(path).map_err(|e| at(e.into()))?;
-                runs.push(brc::Partial::from(
-                    input.aggregate(engine, &options).map_err(at)?,
-                ));
-            }
-            Ok(brc::Partial::merge_all(runs)
-                .map_err(Failure::Overflow)?
-                .finish())
-        })
+        guarded(|| brc::input::aggregate_paths(&paths, engine, &options).map_err(Failure::from))
     })?;
     Ok(Summary::new(summary))
-}
-
-/// `paths` with each directory replaced by the regular files directly
-/// inside it, in byte order of their names, hidden ones skipped: what a
-/// directory argument stands for on the command line.
-fn expand(paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, Failure> {
-    let mut files = Vec::with_capacity(paths.len());
-    for path in paths {
-        if !path.is_dir() {
-            files.push(path);
-            continue;
-        }
-        let listed = || -> std::io::Result<Vec<PathBuf>> {
-            let mut inside = Vec::new();
-            for entry in std::fs::read_dir(&path)? {
-                let entry = entry?;
-                let hidden = entry.file_name().as_encoded_bytes().starts_with(b".");
-                if !hidden && std::fs::metadata(entry.path())?.is_file() {
-                    inside.push(entry.path());
-                }
-            }
-            inside.sort_by(|a, b| {
-                let bytes = |p: &PathBuf| p.as_os_str().as_encoded_bytes().to_vec();
-                bytes(a).cmp(&bytes(b))
-            });
-            Ok(inside)
-        };
-        files.extend(listed().map_err(|e| Failure::at(&path, e.into()))?);
-    }
-    Ok(files)
 }
 
 #[pymodule]

@@ -75,16 +75,23 @@ impl Partial {
     }
 }
 
-/// The partial of the whole file at `path` (any input the command line
-/// reads: mapped, or decompressed), without the GIL.
+/// The partial of the lines of the file at `path` whose first byte lies in
+/// `start..end` (any input the command line reads: mapped, or
+/// decompressed, which only the range holding byte 0 reads), without the
+/// GIL.
 #[pyfunction]
-pub fn partial_file(py: Python<'_>, path: PathBuf, threads: Option<usize>) -> PyResult<Partial> {
+pub fn partial_file(
+    py: Python<'_>,
+    path: PathBuf,
+    start: u64,
+    end: u64,
+    threads: Option<usize>,
+) -> PyResult<Partial> {
     let options = crate::options(threads)?;
     let inner = py.detach(|| {
         guarded(|| {
-            let at = |e| Failure::at(&path, e);
-            let input = Input::open(&path).map_err(|e| at(e.into()))?;
-            let summary = input.aggregate(Engine::Fast, &options).map_err(at)?;
+            let summary =
+                brc::input::aggregate_file_range(&path, start..end, Engine::Fast, &options)?;
             Ok(brc::Partial::from(summary))
         })
     })?;
