@@ -143,11 +143,11 @@ extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
     });
     if let Some(slot) = ours {
         let at = addr & !(page - 1);
-        // SAFETY: `at` is page-aligned and its page lies inside a guarded
-        // range: a read-only private file mapping that outlives its guard
+        // `at` is page-aligned and its page lies inside a guarded range: a
+        // read-only private file mapping that outlives its guard
         // (`Guard::new`). Replacing that one page with a private page of
-        // zeros touches no other mapping, and nothing holds a `&mut` into
-        // the mapping, so no reference observes anything but bytes.
+        // zeros touches no other mapping, and nothing holds a `&mut` into it.
+        // SAFETY: as above, so no reference observes anything but bytes.
         let zeros = unsafe {
             libc::mmap(
                 at as *mut libc::c_void,
