@@ -63,7 +63,7 @@ pub mod bench {
     pub use crate::engine::Accumulator;
     pub use crate::entry::{merge_runs, Entry, RawName};
     pub use crate::error::{quoted, Fault};
-    pub use crate::table::{Adder, Table};
+    pub use crate::table::{flood, Adder, Table};
     pub use crate::tuning::DEFAULT_CHUNK_SIZE;
 
     /// The strict line grammar.

@@ -21,6 +21,7 @@
 //! The hot loop reaches the short table through an [`Adder`], which keeps
 //! the slot array's address and shape in registers across rows.
 
+pub mod flood;
 mod long;
 mod radix;
 mod short;

@@ -167,11 +167,24 @@ fn acceptable(a: u64, b: u64) -> bool {
     super::acceptable(&bytes[..len])
 }
 
+/// The odd multiplier of [`hash`].
+const MUL: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// How far [`hash`] rotates a key's second word.
+const ROTATE: u32 = 29;
+
 /// A key's hash: one multiply, whose top bits (the ones a table indexes
 /// by) every key bit reaches.
 #[inline(always)]
 pub(super) fn hash(a: u64, b: u64) -> u64 {
-    (a ^ b.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    (a ^ b.rotate_left(ROTATE)).wrapping_mul(MUL)
+}
+
+/// The first key word that makes a key whose second word is `b` hash to
+/// `hash`: the multiply has an inverse, and the XOR undoes itself. How
+/// [`super::flood`] builds names that share a hash.
+pub(super) fn solve(b: u64, hash: u64) -> u64 {
+    hash.wrapping_mul(super::flood::inverse(MUL)) ^ b.rotate_left(ROTATE)
 }
 
 /// Home slot of a key: the top `64 - shift` bits of its hash.

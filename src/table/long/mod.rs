@@ -90,10 +90,14 @@ impl Key {
 
     /// The hash: see [`mix`].
     fn hash(&self) -> u64 {
+        mix(self.fold())
+    }
+
+    /// What [`mix`] takes: word `j` is the XOR over the blocks `k` of word
+    /// `(j + k) % 4` of block `k` plus its salt.
+    fn fold(&self) -> [u64; 4] {
         let word = |k: usize, l: usize| self.0[4 * k + l].wrapping_add(SALT[k][l]);
-        mix(std::array::from_fn(|j| {
-            (0..4).fold(0, |x, k| x ^ word(k, (j + k) % 4))
-        }))
+        std::array::from_fn(|j| (0..4).fold(0, |x, k| x ^ word(k, (j + k) % 4)))
     }
 }
 
@@ -136,6 +140,23 @@ fn mix(x: [u64; 4]) -> u64 {
         ^ x[1].wrapping_mul(K[1])
         ^ x[2].wrapping_mul(K[2])
         ^ x[3].wrapping_mul(K[3])
+}
+
+/// The hash of `name`'s key (at most [`MAX_NAME_LEN`] bytes, no `;`).
+pub(super) fn hash(name: &[u8]) -> u64 {
+    Key::new(name).hash()
+}
+
+/// The first key word that makes the key of `name`, its other words as
+/// they are, hash to `hash`: that word enters its fold word unsalted, by
+/// XOR, and [`mix`] multiplies the fold word by an odd constant, which
+/// has an inverse. How [`super::flood`] builds names that share a hash.
+pub(super) fn solve(name: &[u8], hash: u64) -> u64 {
+    let mut key = Key::new(name);
+    key.0[0] = 0;
+    let fold = key.fold();
+    let rest = mix([0, fold[1], fold[2], fold[3]]);
+    (hash ^ rest).wrapping_mul(super::flood::inverse(K[0])) ^ fold[0]
 }
 
 /// One station: its key and its stats. All zeros is an empty slot (a
