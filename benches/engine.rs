@@ -7,10 +7,10 @@
 use std::hash::BuildHasher;
 use std::hint::black_box;
 
-use brc::bench::{merge_runs, parse, scan, Accumulator, Chunked, Fast, Swar, Table};
+use brc::bench::{flood, merge_runs, parse, scan, Accumulator, Chunked, Fast, Swar, Table};
 use brc::generate::{Generator, Keys};
 use brc::output::{self, Format};
-use brc::{Stats, Summary};
+use brc::{aggregate, Engine, Options, Stats, Summary};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hashbrown::HashTable;
 
@@ -239,6 +239,38 @@ fn output(c: &mut Criterion) {
     g.finish();
 }
 
+/// Names built to share one hash against random names of the same
+/// lengths and count: 100,000 names, 10 rows each, of 15 bytes (the short
+/// table), 63 and 100 (the long table), aggregated by the default engine
+/// on one thread. The ratio of each pair's times is the cost of a flood
+/// (docs/PERFORMANCE.md, *The tables*). Slow: each input takes a second or
+/// so to build and a tenth of one to aggregate.
+///
+/// Run: `cargo bench --bench engine -- flood`.
+fn flood(c: &mut Criterion) {
+    const NAMES: usize = 100_000;
+    const ROUNDS: usize = 10;
+    let options = Options {
+        threads: 1,
+        ..Options::default()
+    };
+    let mut g = c.benchmark_group("flood");
+    g.sample_size(10);
+    for len in [15, 63, 100] {
+        for (kind, names) in [
+            ("random", flood::random(len, NAMES, 1)),
+            ("colliding", flood::colliding(len, NAMES, 1)),
+        ] {
+            let input = flood::rows(&names, ROUNDS, 2);
+            g.throughput(Throughput::Bytes(input.len() as u64));
+            g.bench_with_input(BenchmarkId::new(kind, len), &input, |b, input| {
+                b.iter(|| aggregate(Engine::Fast, input, &options).expect("valid input"))
+            });
+        }
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     value_parser,
@@ -247,6 +279,7 @@ criterion_group!(
     table,
     chunk,
     finish,
-    output
+    output,
+    flood
 );
 criterion_main!(benches);
