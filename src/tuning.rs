@@ -125,3 +125,24 @@ pub(crate) const GROW_AHEAD: usize = 16;
 /// Buckets of at most this many slots are sorted by comparison, where a
 /// radix pass would cost more in its 256 counters than it saves.
 pub(crate) const RADIX_SMALL: usize = 48;
+
+/// Bytes of input that earn the short table one probe step past a name's
+/// home slot: each [`Adder`](crate::table::Adder) credits its table a
+/// step per this many of the bytes it is made for, and a table that has
+/// spent its steps moves its names to a keyed table (docs/PERFORMANCE.md,
+/// *The tables*). Random names at the densest load take under two steps a
+/// new name and fewer a row, and a row is at least 5 bytes; more steps per
+/// byte would let names built to collide cost more before the switch.
+/// Under `cargo fuzz` a step per 32 bytes: the fuzzer's inputs, a few
+/// dozen bytes, get a step or two.
+pub(crate) const SHORT_PROBE_BYTES: u64 = if cfg!(fuzzing) { 32 } else { 4 };
+
+/// [`SHORT_PROBE_BYTES`] for the long table, whose steps compare 128-byte
+/// slots and cost twice as much, and whose rows are at least 17 bytes.
+pub(crate) const LONG_PROBE_BYTES: u64 = if cfg!(fuzzing) { 32 } else { 8 };
+
+/// Probe steps past home slots a table may take before it is credited
+/// any ([`SHORT_PROBE_BYTES`]): enough for small inputs' chance clusters.
+/// Under `cargo fuzz` none, so that two of a fuzzer's few names sharing a
+/// home slot flood a table, and its folds meet flooded tables.
+pub(crate) const PROBE_ALLOWANCE: u64 = if cfg!(fuzzing) { 0 } else { 1 << 12 };

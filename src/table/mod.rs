@@ -16,12 +16,17 @@
 //! - both use open addressing with linear probing over a power-of-two
 //!   array, no tombstones (nothing is ever removed);
 //! - at the end each table sorts its own names, the short ones by a radix
-//!   sort over their slots (the private `radix` module).
+//!   sort over their slots (the private `radix` module);
+//! - the hashes are fixed, so names can be built to share one: every
+//!   probe step past a home slot is paid from a [`Budget`] that the input's
+//!   bytes earn, and a table that has spent it moves its names to a map
+//!   under a random key (the private `keyed` module) for good.
 //!
 //! The hot loop reaches the short table through an [`Adder`], which keeps
 //! the slot array's address and shape in registers across rows.
 
 pub mod flood;
+mod keyed;
 mod long;
 mod radix;
 mod short;
@@ -29,7 +34,8 @@ mod short;
 use crate::bits::prefetch;
 use crate::entry::{merge_runs, Entry};
 use crate::tuning::{
-    BIG_TABLE, DENSE, FULL_TABLE_BYTES, SHORT_SLOTS, SPARSE, SPREAD_BYTES, SPREAD_SLOTS,
+    BIG_TABLE, DENSE, FULL_TABLE_BYTES, LONG_PROBE_BYTES, PROBE_ALLOWANCE, SHORT_PROBE_BYTES,
+    SHORT_SLOTS, SPARSE, SPREAD_BYTES, SPREAD_SLOTS,
 };
 
 pub(crate) use short::SHORT;
@@ -87,11 +93,94 @@ fn fold<C: std::ops::AddAssign>(
     *max = (*max).max(from.3);
 }
 
+/// A slot's `sum`, `count`, `min` and `max` as [`Stats`](crate::stats::Stats).
+fn stats(sum: i64, count: impl Into<u64>, min: i16, max: i16) -> crate::stats::Stats {
+    let count = count.into();
+    crate::stats::Stats {
+        min,
+        max,
+        sum,
+        count,
+    }
+}
+
 /// Whether `len` names over-fill `n` slots of type `S`: small tables stay
 /// [`SPARSE`], tables past the L2 cache's size [`DENSE`].
 fn over_full<S>(len: usize, n: usize) -> bool {
     let big = FULL_TABLE_BYTES / std::mem::size_of::<S>();
     len * if n >= big { DENSE } else { SPARSE } > n
+}
+
+/// The probe steps past home slots a table may still take, and how many
+/// it has been given: [`PROBE_ALLOWANCE`] to start, and one per
+/// [`SHORT_PROBE_BYTES`] (the long
+/// table: [`LONG_PROBE_BYTES`]) of input
+/// announced since. Random names take far fewer (docs/PERFORMANCE.md, *The
+/// tables*); names built to share a hash take more with every name, and
+/// the table that runs out floods: its names move to a keyed table,
+/// whatever their hash. A table's probe steps are thus at most its
+/// allowance and a share of its input, however its names were chosen.
+#[derive(Clone, Copy)]
+pub(super) struct Budget {
+    left: u64,
+    given: u64,
+    /// Steps a growth took past the budget's end.
+    over: u64,
+    /// Whether the table has flooded: it is credited no more steps, which
+    /// it would not take.
+    flooded: bool,
+}
+
+impl Budget {
+    fn new() -> Budget {
+        Budget {
+            left: PROBE_ALLOWANCE,
+            given: PROBE_ALLOWANCE,
+            over: 0,
+            flooded: false,
+        }
+    }
+
+    /// Credits the steps that `bytes` more bytes of input earn, one per
+    /// `per_step`, unless the table has flooded.
+    fn credit(&mut self, bytes: u64, per_step: u64) {
+        if !self.flooded {
+            self.left += bytes / per_step;
+            self.given += bytes / per_step;
+        }
+    }
+
+    /// Spends `steps` taken already, as a growth's, leaving none if they
+    /// were more than were left.
+    fn spend(&mut self, steps: u64) {
+        let paid = steps.min(self.left);
+        self.left -= paid;
+        self.over += steps - paid;
+    }
+
+    /// Steps taken so far.
+    fn spent(&self) -> u64 {
+        self.given - self.left + self.over
+    }
+
+    /// Gives up the steps left, and any to come: the table floods.
+    fn forfeit(&mut self) {
+        self.given -= self.left;
+        self.left = 0;
+        self.flooded = true;
+    }
+
+    /// Adds `other`'s steps, given, left and taken, to these: a table that
+    /// absorbs another may spend what the other's input earned, unless it
+    /// has flooded.
+    fn join(&mut self, other: Budget) {
+        self.left += other.left;
+        self.given += other.given;
+        self.over += other.over;
+        if self.flooded {
+            self.forfeit();
+        }
+    }
 }
 
 /// The offset every entry of a [`Table`] carries. An [`Entry`]'s offset
@@ -155,14 +244,34 @@ impl Table {
         assert!(bytes <= RUN_BYTES);
         self.scanned += bytes;
         if self.scanned > RUN_BYTES {
-            let fresh = short::Short::with_slots(self.short.slots.len());
-            self.runs
-                .push(std::mem::replace(&mut self.short, fresh).into_sorted());
+            // A flooded table's counts are `u64`s.
+            if !self.short.is_flooded() {
+                let fresh = short::Short::with_slots(self.short.slots.len());
+                self.runs
+                    .push(std::mem::replace(&mut self.short, fresh).into_sorted());
+            }
             self.scanned = bytes;
         }
         if self.scanned >= SPREAD_BYTES {
             self.short.reserve(SPREAD_SLOTS);
         }
+        self.short.budget.credit(bytes, SHORT_PROBE_BYTES);
+        self.long.budget.credit(bytes, LONG_PROBE_BYTES);
+    }
+
+    /// Probe steps past home slots the table has taken (in lookups,
+    /// inserts, growths and folds): however the names were chosen, at most
+    /// the [`Budget`]s of its short and long tables and a growth's worth
+    /// more (docs/PERFORMANCE.md, *The tables*). For the tests of that
+    /// bound.
+    pub fn probe_steps(&self) -> u64 {
+        self.short.budget.spent() + self.long.budget.spent()
+    }
+
+    /// Whether the short or the long table has flooded.
+    #[cfg(test)]
+    pub(crate) fn is_flooded(&self) -> bool {
+        self.short.is_flooded() || self.long.is_flooded()
     }
 
     /// Adds one row of a name of any length (up to 100 bytes, no `;`).
@@ -183,13 +292,14 @@ impl Table {
     /// If `bytes` is over 20 GiB.
     pub fn adder(&mut self, bytes: usize) -> Adder<'_> {
         self.will_scan(bytes);
-        let (slots, shift, mask) = Adder::shape(&mut self.short);
-        Adder {
+        let mut adder = Adder {
             table: self,
-            slots,
-            shift,
-            mask,
-        }
+            slots: std::ptr::null_mut(),
+            shift: 0,
+            mask: 0,
+        };
+        adder.load();
+        adder
     }
 
     /// Adds `other`'s names and stats to this table: another thread's, at
@@ -197,14 +307,26 @@ impl Table {
     /// costs less than sorting both tables and merging the sorted runs
     /// (docs/PERFORMANCE.md, *The tables*). If the two tables' counts could
     /// overflow together, `other` is kept as a sorted run instead.
+    /// A flooded table of `other`'s is kept as a sorted run too: its names
+    /// are in no order this table's slots share.
     pub fn absorb(&mut self, other: Table) {
         if self.scanned + other.scanned > RUN_BYTES {
             self.runs.push(other.into_sorted());
             return;
         }
         self.scanned += other.scanned;
-        self.short.absorb(&other.short);
-        self.long.absorb(&other.long);
+        self.short.budget.join(other.short.budget);
+        self.long.budget.join(other.long.budget);
+        if other.short.is_flooded() {
+            self.runs.push(other.short.into_sorted());
+        } else {
+            self.short.absorb(&other.short);
+        }
+        if other.long.is_flooded() {
+            self.runs.push(other.long.into_sorted());
+        } else {
+            self.long.absorb(&other.long);
+        }
         self.runs.extend(other.runs);
     }
 
@@ -236,15 +358,17 @@ pub struct Adder<'t> {
 }
 
 impl Adder<'_> {
-    fn shape(short: &mut short::Short) -> (*mut short::Slot, u32, usize) {
+    /// Takes the short table's slot array and shape into the adder: when it
+    /// is made, and after every insert and flood (the only things that
+    /// move the array or change its size).
+    fn load(&mut self) {
         const SLOT: usize = std::mem::size_of::<short::Slot>();
         const { assert!(SLOT == 32) };
+        let short = &mut self.table.short;
         let bytes = short.slots.len() * SLOT;
-        (
-            short.slots.as_mut_ptr(),
-            short.shift - 5,
-            (bytes - 1) & !(SLOT - 1),
-        )
+        self.slots = short.slots.as_mut_ptr();
+        self.shift = short.shift - 5;
+        self.mask = (bytes - 1) & !(SLOT - 1);
     }
 
     /// Adds a row of a name of at most [`SHORT`] bytes given as its key
@@ -286,14 +410,34 @@ impl Adder<'_> {
     /// not a slot, can be kept.
     #[inline(always)]
     pub fn add_short_hashed(&mut self, hash: u64, a: u64, b: u64, value: i64) -> bool {
-        let mut at = (hash >> self.shift) as usize & self.mask;
+        let at = (hash >> self.shift) as usize & self.mask;
+        // `slots` is the short table's buffer of `mask + 1` slots: `load`
+        // takes it when the adder is made and again after every insert and
+        // flood (the only things that move it or change its size). The
+        // adder holds the table's only borrow, so nothing else touches it.
+        // SAFETY: as above; `& mask` keeps `at` a multiple of the slot size
+        // below the array's size in bytes.
+        let s = unsafe { &mut *self.slots.byte_add(at) };
+        if s.a == a && s.b == b {
+            tally(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, value);
+            return true;
+        }
+        self.add_past_home(at, a, b, value)
+    }
+
+    /// [`Adder::add_short_hashed`] for a key not in its home slot, at byte
+    /// offset `at`: it is further on, or new, or in the keyed table of a
+    /// flooded table. Out of line: inlined, the walk and its probe budget
+    /// took registers that the scanner's loop then reloaded on every row
+    /// (docs/PERFORMANCE.md, *The tables*).
+    #[inline(never)]
+    fn add_past_home(&mut self, mut at: usize, a: u64, b: u64, value: i64) -> bool {
+        let value16 = value as i16;
+        if self.table.short.is_flooded() {
+            return self.table.short.add_keyed(a, b, value16);
+        }
         loop {
-            // `slots` is the short table's buffer of `mask + 1` slots:
-            // `shape` is taken when the adder is made and again after every
-            // insert (the only thing that moves or grows it). The adder
-            // holds the table's only borrow, so nothing else touches it.
-            // SAFETY: as above; `& mask` keeps `at` a multiple of the slot
-            // size below the array's size in bytes.
+            // SAFETY: as in `add_short_hashed`.
             let s = unsafe { &mut *self.slots.byte_add(at) };
             if s.a == a && s.b == b {
                 tally(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, value);
@@ -302,12 +446,20 @@ impl Adder<'_> {
             if s.a | s.b == 0 {
                 break;
             }
+            // Past the home slot: a step from the budget, or the keyed
+            // table once there is none (see `Short::flood`).
+            let short = &mut self.table.short;
+            if short.budget.left == 0 {
+                short.flood();
+                self.load();
+                return self.table.short.add_keyed(a, b, value16);
+            }
+            short.budget.left -= 1;
             at = (at + std::mem::size_of::<short::Slot>()) & self.mask;
         }
-        let short = &mut self.table.short;
         let i = at / std::mem::size_of::<short::Slot>();
-        let added = short.insert(i, a, b, value as i16);
-        (self.slots, self.shift, self.mask) = Adder::shape(short);
+        let added = self.table.short.insert(i, a, b, value16);
+        self.load();
         added
     }
 
@@ -559,6 +711,83 @@ mod tests {
         t.absorb(other);
         assert_eq!(t.runs.len(), 1);
         assert_eq!(sorted_map(t), want);
+    }
+
+    /// Adds a row of each name, `rounds` times over, to `t` and to `want`,
+    /// one adder per row, as the strict parser adds them.
+    fn add_rows(t: &mut Table, want: &mut HashMap<Vec<u8>, Stats>, names: &[String], rounds: i16) {
+        for round in 0..rounds {
+            for (i, name) in names.iter().enumerate() {
+                let value = (i as i16 * 7 + round) % 1999 - 999;
+                add(t, name.as_bytes(), value);
+                expect(want, name.as_bytes(), value);
+            }
+        }
+    }
+
+    #[test]
+    fn names_built_to_share_a_hash_take_fewer_probe_steps_than_bytes() {
+        // 3,000 names sharing one 64-bit hash, each their kind's: linear
+        // probing alone walks past every name before, 9 million steps
+        // for the two rows of each. Growths included, the steps stay
+        // below the bytes of the rows (as `Table::add` announces them).
+        for len in [15, 20, 63, 100] {
+            let names = flood::colliding(len, 3_000, len as u64);
+            let mut t = Table::default();
+            let mut want = HashMap::new();
+            add_rows(&mut t, &mut want, &names, 2);
+            let bytes = 2 * names.len() as u64 * (len as u64 + 7);
+            let steps = t.probe_steps();
+            assert!(
+                steps <= bytes,
+                "{len} bytes: {steps} steps for {bytes} bytes"
+            );
+            assert!(t.short.is_flooded() || t.long.is_flooded(), "{len} bytes");
+            assert_eq!(t.len(), names.len());
+            assert_eq!(sorted_map(t), want, "{len} bytes");
+        }
+    }
+
+    #[test]
+    fn flooded_tables_fold_into_flooded_and_plain_ones() {
+        // Tables of random names, short and long, some also holding a set
+        // of names that share a hash: folded into one another every way
+        // round, the colliding names of two tables flooding the one that
+        // takes both, and each name's rows all counted once.
+        // Per kind, twice as many names sharing a hash as one table holds.
+        let colliding = [(15, 130), (40, 90)].map(|(len, n)| (n, flood::colliding(len, 2 * n, 1)));
+        for (flood_x, flood_y) in [(false, false), (true, false), (false, true), (true, true)] {
+            let mut want = HashMap::new();
+            let mut tables = [Table::default(), Table::default()];
+            for (k, (t, flooded)) in tables.iter_mut().zip([flood_x, flood_y]).enumerate() {
+                for len in [9, 30] {
+                    add_rows(t, &mut want, &flood::random(len, 300, k as u64), 2);
+                }
+                // Half of each colliding set in each table: few enough
+                // names on one home slot for one table's probe steps, too
+                // many for both tables'.
+                for (n, names) in &colliding {
+                    add_rows(t, &mut want, &names[n * k..][..*n], 1);
+                }
+                if flooded {
+                    let names = [flood::colliding(14, 200, 3), flood::colliding(70, 200, 4)];
+                    for names in &names {
+                        add_rows(t, &mut want, names, 1);
+                    }
+                    assert!(t.short.is_flooded() && t.long.is_flooded());
+                } else {
+                    assert!(!t.short.is_flooded() && !t.long.is_flooded());
+                }
+            }
+            let [mut t, other] = tables;
+            t.absorb(other);
+            // Flooded by the colliding names of both, unless the other
+            // table was flooded and set aside as a run.
+            let flooded = flood_x || !flood_y;
+            assert_eq!(t.short.is_flooded(), flooded);
+            assert_eq!(t.long.is_flooded(), flooded);
+            assert_eq!(sorted_map(t), want, "{flood_x} {flood_y}");
+        }
     }
 
     #[test]

@@ -14,7 +14,8 @@ use memmap2::MmapMut;
 #[cfg(target_os = "linux")]
 use memmap2::RemapOptions;
 
-use super::NO_OFFSET;
+use super::keyed::Keyed;
+use super::{Budget, NO_OFFSET};
 use crate::bits::{matches, prefetch, HI, HUGE_PAGE};
 use crate::entry::{Entry, RawName};
 use crate::stats::Stats;
@@ -48,6 +49,13 @@ pub(super) struct Slot {
 /// the kernel's shared zero page, and replacing it at the first write
 /// flushes the other threads' TLBs, which cost more than the writes.
 pub(super) struct Slots(MmapMut);
+
+impl Slot {
+    /// The slot's stats.
+    fn stats(&self) -> Stats {
+        super::stats(self.sum, self.count, self.min, self.max)
+    }
+}
 
 impl Slots {
     /// `n` empty slots, every page written.
@@ -174,7 +182,8 @@ const MUL: u64 = 0x9e37_79b9_7f4a_7c15;
 const ROTATE: u32 = 29;
 
 /// A key's hash: one multiply, whose top bits (the ones a table indexes
-/// by) every key bit reaches.
+/// by) every key bit reaches. Fixed and weak: keys built to share it are
+/// met by the probe budget ([`super::Budget`]).
 #[inline(always)]
 pub(super) fn hash(a: u64, b: u64) -> u64 {
     (a ^ b.rotate_left(ROTATE)).wrapping_mul(MUL)
@@ -193,6 +202,17 @@ fn home(a: u64, b: u64, shift: u32) -> usize {
     (hash(a, b) >> shift) as usize
 }
 
+/// Where a key's walk from its home slot ends ([`Short::place`]).
+pub(super) enum Place {
+    /// At the slot holding the key.
+    Held(usize),
+    /// At the empty slot where the key goes.
+    Free(usize),
+    /// Out of probe steps: the table is flooded, the key goes to its
+    /// keyed table.
+    Flooded,
+}
+
 /// The table of short names.
 #[derive(Clone)]
 pub(super) struct Short {
@@ -200,6 +220,11 @@ pub(super) struct Short {
     /// `64 - log2(slots.len())`.
     pub shift: u32,
     len: usize,
+    /// Probe steps past home slots the table may still take.
+    pub budget: Budget,
+    /// Where the names are once the table has spent its probe steps
+    /// ([`Short::flood`]); its two slots then stay empty, matching no key.
+    keyed: Option<Keyed<(u64, u64)>>,
 }
 
 impl Short {
@@ -210,18 +235,88 @@ impl Short {
             slots: Slots::empty(n),
             shift: 64 - n.trailing_zeros(),
             len: 0,
+            budget: Budget::new(),
+            keyed: None,
         }
     }
 
     pub(super) fn len(&self) -> usize {
-        self.len
+        self.keyed.as_ref().map_or(self.len, Keyed::len)
     }
 
-    /// Grows the table to at least `n` slots (a power of two).
+    /// Whether the table has moved its names to a keyed table.
+    pub(super) fn is_flooded(&self) -> bool {
+        self.keyed.is_some()
+    }
+
+    /// Grows the table to at least `n` slots (a power of two); a flooded
+    /// table keeps its two.
     pub(super) fn reserve(&mut self, n: usize) {
-        while self.slots.len() < n {
+        while self.slots.len() < n && !self.is_flooded() {
             self.grow();
         }
+    }
+
+    /// Walks from the home slot of the key `a`, `b` to the slot that holds
+    /// it or the empty one where it goes, spending a probe step per slot
+    /// past the home slot; a table out of steps floods ([`Short::flood`]).
+    /// The hot loop's walk is [`Adder`](super::Adder)'s own.
+    pub(super) fn place(&mut self, a: u64, b: u64) -> Place {
+        if self.is_flooded() {
+            return Place::Flooded;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = home(a, b, self.shift);
+        loop {
+            let t = &self.slots[i];
+            if t.a == a && t.b == b {
+                return Place::Held(i);
+            }
+            if t.a | t.b == 0 {
+                return Place::Free(i);
+            }
+            if self.budget.left == 0 {
+                self.flood();
+                return Place::Flooded;
+            }
+            self.budget.left -= 1;
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Moves every name to a keyed table, for good, and leaves two empty
+    /// slots: every row's first compare then misses, which sends it out of
+    /// the hot loop, and on to the keyed table ([`Short::add_keyed`]), with
+    /// no new branch on the hot path. Does nothing to a flooded table.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn flood(&mut self) {
+        if self.is_flooded() {
+            return;
+        }
+        let mut keyed = Keyed::with_capacity(self.len);
+        for s in self.slots.iter().filter(|s| s.a | s.b != 0) {
+            keyed.fold((s.a, s.b), s.stats());
+        }
+        let slots = Slots::empty(2);
+        let mut budget = self.budget;
+        budget.forfeit();
+        *self = Short {
+            slots,
+            shift: 63,
+            len: 0,
+            budget,
+            keyed: Some(keyed),
+        };
+    }
+
+    /// Adds a row of the key `a`, `b` to the keyed table of a flooded
+    /// table; `false`, adding nothing, for a name [`super::acceptable`]
+    /// refuses.
+    #[inline(always)]
+    pub(super) fn add_keyed(&mut self, a: u64, b: u64, value: i16) -> bool {
+        let keyed = self.keyed.as_mut().expect("flooded");
+        keyed.add(&(a, b), value, || acceptable(a, b).then_some((a, b)))
     }
 
     /// Names not in their home slot: each of their rows probes on.
@@ -240,6 +335,7 @@ impl Short {
     #[cold]
     #[inline(never)]
     pub(super) fn insert(&mut self, i: usize, a: u64, b: u64, value: i16) -> bool {
+        debug_assert!(!self.is_flooded());
         if !acceptable(a, b) {
             return false;
         }
@@ -274,23 +370,23 @@ impl Short {
     /// size, at a multiple or a fraction of it otherwise): both are read
     /// from front to back, not at random. The caller keeps the counts'
     /// sums from overflowing ([`super::Table::absorb`]).
+    /// A flooded `other` is not folded here but set aside as a sorted run
+    /// ([`super::Table::absorb`]); this table may flood while folding.
     pub(super) fn absorb(&mut self, other: &Short) {
+        debug_assert!(!other.is_flooded());
         for s in other.slots.iter().filter(|s| s.a | s.b != 0) {
-            let mask = self.slots.len() - 1;
-            let mut i = home(s.a, s.b, self.shift);
-            loop {
-                let t = &mut self.slots[i];
-                if t.a == s.a && t.b == s.b {
+            match self.place(s.a, s.b) {
+                Place::Held(i) => {
+                    let t = &mut self.slots[i];
                     let from = (s.sum, s.count, s.min, s.max);
                     super::fold(&mut t.sum, &mut t.count, &mut t.min, &mut t.max, from);
-                    break;
                 }
-                if t.a | t.b == 0 {
-                    // Checked when `other` took it in.
-                    self.fill(i, *s);
-                    break;
+                // Checked when `other` took it in.
+                Place::Free(i) => self.fill(i, *s),
+                Place::Flooded => {
+                    let keyed = self.keyed.as_mut().expect("flooded");
+                    keyed.fold((s.a, s.b), s.stats());
                 }
-                i = (i + 1) & mask;
             }
         }
     }
@@ -310,6 +406,9 @@ impl Short {
         self.shift -= times.trailing_zeros();
         let n = self.slots.len();
         let mut placed = vec![0u64; n.div_ceil(64)];
+        // Probe steps past the names' new homes, spent from the budget: a
+        // flood's names would cost the growth what they cost the rows.
+        let mut steps = 0;
         let is_placed = |placed: &[u64], k: usize| placed[k / 64] >> (k % 64) & 1 != 0;
         for j in (0..n / times).rev() {
             // The slots a name lands in are read from the top down, which
@@ -328,6 +427,7 @@ impl Short {
                 let mut k = home(moving.a, moving.b, self.shift);
                 while is_placed(&placed, k) {
                     k = (k + 1) & (n - 1);
+                    steps += 1;
                 }
                 placed[k / 64] |= 1 << (k % 64);
                 let there = std::mem::replace(&mut self.slots[k], moving);
@@ -339,6 +439,7 @@ impl Short {
                 moving = there;
             }
         }
+        self.budget.spend(steps);
     }
 
     /// Whether the table, about to grow, should grow fourfold: whether
@@ -380,6 +481,12 @@ impl Short {
     /// the slots and a cache miss per name (docs/PERFORMANCE.md, *The
     /// tables*).
     pub(super) fn into_sorted(mut self) -> Vec<Entry> {
+        if let Some(keyed) = self.keyed {
+            return keyed.into_sorted(|&(a, b)| {
+                let (bytes, len) = name(a, b);
+                RawName::from_slice(&bytes[..len])
+            });
+        }
         let mut n = 0;
         for i in 0..self.slots.len() {
             let s = self.slots[i];
@@ -405,15 +512,9 @@ impl Short {
                 let mut bytes = [0; 16];
                 bytes[..8].copy_from_slice(&s.a.to_be_bytes());
                 bytes[8..].copy_from_slice(&s.b.to_be_bytes());
-                let stats = Stats {
-                    min: s.min,
-                    max: s.max,
-                    sum: s.sum,
-                    count: u64::from(s.count),
-                };
                 Entry {
                     name: RawName::from_slice(&bytes[..bytes[15] as usize]),
-                    stats,
+                    stats: s.stats(),
                     first: NO_OFFSET,
                 }
             })

@@ -147,12 +147,39 @@ impl Long {
         // SAFETY: forwarded from the caller; `defer` checked the rest for
         // this row.
         let key = unsafe { C::load(row.at as *const u8, row.len) };
-        if !self.add_probe(&key, row.hash, row.value) {
+        let past_home = |t: &mut Long, key: &C, home, value| {
+            // SAFETY: the row's name is its line's first `len` bytes, still
+            // valid (see above); a `C` exists only on a CPU with AVX2
+            // (`Cut::load`).
+            unsafe {
+                let name = std::slice::from_raw_parts(row.at as *const u8, row.len);
+                t.add_past_home_avx2(key, name, home, value)
+            }
+        };
+        if !self.add_probe(&key, row.hash, row.value, past_home) {
             // The first in the input is the one reported: the two queues'
             // refusals may come in either order.
             let refused = &mut self.deferred.refused;
             *refused = Some(refused.map_or(row.at, |at| at.min(row.at)));
         }
+    }
+
+    /// [`Long::add_past_home`] compiled for AVX2, out of line. Marked cold
+    /// too: `inline(never)` alone, the compiler inlined it all the same.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    #[cold]
+    #[inline(never)]
+    unsafe fn add_past_home_avx2<C: avx2::Cut>(
+        &mut self,
+        key: &C,
+        name: &[u8],
+        home: usize,
+        value: i16,
+    ) -> bool {
+        self.add_past_home(key, name, home, value)
     }
 
     /// Starts loading the home slot of a name whose hash is `hash`, both

@@ -40,7 +40,8 @@ mod deferred;
 
 use bytemuck::{Pod, Zeroable};
 
-use super::NO_OFFSET;
+use super::keyed::Keyed;
+use super::{Budget, NO_OFFSET};
 use crate::entry::{Entry, RawName};
 use crate::parse::MAX_NAME_LEN;
 use crate::stats::Stats;
@@ -172,7 +173,16 @@ struct Slot {
     _pad: u32,
 }
 
+/// Slots of a flooded table, all empty: as many as the smallest table
+/// has, so that its shape needs no special case.
+const FLOODED_SLOTS: usize = 8;
+
 impl Slot {
+    /// The slot's stats.
+    fn stats(&self) -> Stats {
+        super::stats(self.sum, self.count, self.min, self.max)
+    }
+
     /// Counts one more row of this station.
     #[inline(always)]
     fn add(&mut self, value: i16) {
@@ -217,6 +227,11 @@ pub(super) struct Long {
     shift: u32,
     /// Occupied slots.
     len: usize,
+    /// Probe steps past home slots the table may still take.
+    pub(super) budget: Budget,
+    /// Where the names are once the table has spent its probe steps
+    /// ([`Long::flood`]); its few slots then stay empty, matching no key.
+    keyed: Option<Keyed<RawName>>,
     /// The rows the AVX2 path keeps back ([`deferred`]).
     #[cfg(target_arch = "x86_64")]
     deferred: deferred::Queue,
@@ -237,6 +252,8 @@ impl Long {
             mask: n - 1,
             shift: 64 - n.trailing_zeros(),
             len: 0,
+            budget: Budget::new(),
+            keyed: None,
             #[cfg(target_arch = "x86_64")]
             deferred: deferred::Queue::default(),
         }
@@ -244,7 +261,35 @@ impl Long {
 
     /// Number of distinct names.
     pub(super) fn len(&self) -> usize {
-        self.len
+        self.keyed.as_ref().map_or(self.len, Keyed::len)
+    }
+
+    /// Whether the table has moved its names to a keyed table.
+    pub(super) fn is_flooded(&self) -> bool {
+        self.keyed.is_some()
+    }
+
+    /// Moves every name to a keyed table, for good, and leaves a few empty
+    /// slots, as [`Short::flood`](super::short::Short::flood) does: every
+    /// row then misses its home slot, which sends it out of the AVX2 path's
+    /// loop ([`Long::add_past_home`]), and on to the keyed table. Does
+    /// nothing to a flooded table.
+    #[cold]
+    #[inline(never)]
+    fn flood(&mut self) {
+        if self.is_flooded() {
+            return;
+        }
+        let mut keyed = Keyed::with_capacity(self.len);
+        for s in self.slots.iter().filter(|s| s.count != 0) {
+            keyed.fold(RawName::from_slice(Key::of(s).name()), s.stats());
+        }
+        self.slots = vec![Slot::zeroed(); FLOODED_SLOTS];
+        self.mask = FLOODED_SLOTS - 1;
+        self.shift = 64 - FLOODED_SLOTS.trailing_zeros();
+        self.len = 0;
+        self.budget.forfeit();
+        self.keyed = Some(keyed);
     }
 
     /// Adds one row of `name`, 1..=[`MAX_NAME_LEN`] bytes without a `;`.
@@ -256,36 +301,81 @@ impl Long {
     #[inline(never)]
     pub(super) fn add(&mut self, name: &[u8], value: i16) -> bool {
         let key = Key::new(name);
-        self.add_probe(&key, key.hash(), value)
+        let past_home =
+            |t: &mut Long, key: &Key, home, value| t.add_past_home(key, name, home, value);
+        self.add_probe(&key, key.hash(), value, past_home)
     }
 
     /// Looks the key whose hash is `hash` up by linear probing and counts
-    /// the row, inserting the name if it is new.
+    /// the row, inserting the name if it is new: in its home slot here, or
+    /// by `past_home`, given the home slot, for a key further on or new
+    /// ([`Long::add_past_home`]).
     #[inline(always)]
-    fn add_probe<P: Probe>(&mut self, probe: &P, hash: u64, value: i16) -> bool {
-        match self.find(probe, hash) {
+    fn add_probe<P: Probe>(
+        &mut self,
+        probe: &P,
+        hash: u64,
+        value: i16,
+        past_home: impl FnOnce(&mut Long, &P, usize, i16) -> bool,
+    ) -> bool {
+        let home = (hash >> self.shift) as usize;
+        // SAFETY: `hash >> shift` is below `slots.len()` (`shift` set with
+        // it in `with_capacity`, `resize` and `flood`).
+        let s = unsafe { self.slots.get_unchecked_mut(home) };
+        if probe.matches(s) {
+            s.add(value);
+            return true;
+        }
+        past_home(self, probe, home, value)
+    }
+
+    /// [`Long::add_probe`] for the key `probe` of `name` not in its home
+    /// slot `home`: further on, or new, or in the keyed table of a flooded
+    /// table, which takes the name's bytes as they are. The AVX2 path
+    /// calls it out of line (`add_past_home_avx2`): inlined, the walk and
+    /// its probe budget took registers that every row's lookup then
+    /// spilled (docs/PERFORMANCE.md, *The tables*).
+    #[inline(always)]
+    fn add_past_home<P: Probe>(&mut self, probe: &P, name: &[u8], home: usize, value: i16) -> bool {
+        match self.find(probe, home) {
             // SAFETY: `find` gives an index below `slots.len()`.
-            Ok(i) => unsafe { self.slots.get_unchecked_mut(i) }.add(value),
-            Err(i) => return self.insert(i, &probe.key(), value),
+            Some(Ok(i)) => unsafe { self.slots.get_unchecked_mut(i) }.add(value),
+            Some(Err(i)) => return self.insert(i, &probe.key(), value),
+            None => {
+                let new = || super::acceptable(name).then(|| RawName::from_slice(name));
+                let keyed = self.keyed.as_mut().expect("flooded");
+                return keyed.add(name, value, new);
+            }
         }
         true
     }
 
-    /// The slot that holds the key `probe`, whose hash is `hash`, found by
-    /// linear probing (`Ok`), or the empty slot where it would go (`Err`).
+    /// The slot that holds the key `probe`, whose home slot is `home`,
+    /// found by linear probing (`Ok`), or the empty slot where it would go
+    /// (`Err`), spending a probe step per slot past the home slot; `None`
+    /// if the table is flooded, or floods for want of a step
+    /// ([`Long::flood`]).
     #[inline(always)]
-    fn find<P: Probe>(&self, probe: &P, hash: u64) -> Result<usize, usize> {
-        let mut i = (hash >> self.shift) as usize;
+    fn find<P: Probe>(&mut self, probe: &P, home: usize) -> Option<Result<usize, usize>> {
+        if self.is_flooded() {
+            return None;
+        }
+        let mut i = home;
         loop {
-            // SAFETY: `hash >> shift` and `i & mask` are below `slots.len()`
-            // (`mask`, `shift` set with it in `with_capacity` and `resize`).
+            // SAFETY: `home` and `i & mask` are below `slots.len()` (`mask`
+            // set with it in `with_capacity`, `resize` and `flood`).
             let s = unsafe { self.slots.get_unchecked(i) };
             if probe.matches(s) {
-                return Ok(i);
+                return Some(Ok(i));
             }
             if s.count == 0 {
-                return Err(i);
+                return Some(Err(i));
             }
+            if self.budget.left == 0 {
+                self.flood();
+                return None;
+            }
+            self.budget.left -= 1;
             i = (i + 1) & self.mask;
         }
     }
@@ -306,6 +396,7 @@ impl Long {
     #[cold]
     #[inline(never)]
     fn insert(&mut self, i: usize, key: &Key, value: i16) -> bool {
+        debug_assert!(!self.is_flooded());
         if !super::acceptable(key.name()) {
             return false;
         }
@@ -327,18 +418,25 @@ impl Long {
 
     /// Adds `other`'s names and stats to this table (see
     /// [`Short::absorb`](super::short::Short::absorb)).
+    /// A flooded `other` is set aside as a sorted run instead
+    /// ([`super::Table::absorb`]); this table may flood while folding.
     pub(super) fn absorb(&mut self, other: &Long) {
         debug_assert!(other.settled(), "a deferred row was not settled");
+        debug_assert!(!other.is_flooded());
         for s in other.slots.iter().filter(|s| s.count != 0) {
             let key = Key::of(s);
-            match self.find(&key, key.hash()) {
-                Ok(i) => {
+            match self.find(&key, (key.hash() >> self.shift) as usize) {
+                Some(Ok(i)) => {
                     let t = &mut self.slots[i];
                     let from = (s.sum, s.count, s.min, s.max);
                     super::fold(&mut t.sum, &mut t.count, &mut t.min, &mut t.max, from);
                 }
                 // Checked when `other` took it in.
-                Err(i) => self.fill(i, *s),
+                Some(Err(i)) => self.fill(i, *s),
+                None => {
+                    let keyed = self.keyed.as_mut().expect("flooded");
+                    keyed.fold(RawName::from_slice(key.name()), s.stats());
+                }
             }
         }
     }
@@ -353,31 +451,31 @@ impl Long {
         let old = std::mem::replace(&mut self.slots, vec![Slot::zeroed(); n]);
         self.mask = n - 1;
         self.shift = 64 - n.trailing_zeros();
+        // Probe steps past the names' new homes, spent from the budget: a
+        // flood's names would cost the growth what they cost the rows.
+        let mut steps = 0;
         for s in old.into_iter().filter(|s| s.count != 0) {
             let mut i = (Key::of(&s).hash() >> self.shift) as usize;
             while self.slots[i].count != 0 {
                 i = (i + 1) & self.mask;
+                steps += 1;
             }
             self.slots[i] = s;
         }
+        self.budget.spend(steps);
     }
 
     /// Every name with its stats, sorted by the name's bytes.
     pub(super) fn into_sorted(self) -> Vec<Entry> {
         debug_assert!(self.settled(), "a deferred row was not settled");
+        if let Some(keyed) = self.keyed {
+            return keyed.into_sorted(RawName::clone);
+        }
         let mut entries: Vec<Entry> = (self.slots.iter().filter(|s| s.count != 0))
-            .map(|s| {
-                let stats = Stats {
-                    min: s.min,
-                    max: s.max,
-                    sum: s.sum,
-                    count: s.count,
-                };
-                Entry {
-                    name: RawName::from_slice(Key::of(s).name()),
-                    stats,
-                    first: NO_OFFSET,
-                }
+            .map(|s| Entry {
+                name: RawName::from_slice(Key::of(s).name()),
+                stats: s.stats(),
+                first: NO_OFFSET,
             })
             .collect();
         entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
@@ -434,6 +532,8 @@ mod tests {
         // 2 MiB of slots: 16,384, which half full holds 8,192 names.
         let big = (2 << 20) / std::mem::size_of::<Slot>();
         let mut t = Long::with_capacity(big);
+        // The probe steps the names' rows would have earned.
+        t.budget.credit(big as u64 * 32, 1);
         for i in 0..big / 2 {
             assert!(t.add(&name(i), 1));
         }

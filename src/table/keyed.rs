@@ -1,0 +1,106 @@
+//! Where a flooded table's names go: a map whose hash is keyed by random
+//! seeds, drawn from the operating system's randomness for each run.
+//!
+//! The fast tables' hashes are fixed, and sets of names that share one are
+//! easy to build from the source; linear probing then walks the whole set
+//! for every row. A table that has spent its probe steps
+//! ([`Budget`](super::Budget)) moves its names here, and its rows follow:
+//! names chosen without the seeds, which the input cannot know, collide
+//! here no more than random names do (docs/PERFORMANCE.md, *The tables*).
+
+use std::borrow::Borrow;
+use std::hash::{BuildHasher, Hash, RandomState};
+use std::sync::OnceLock;
+
+use foldhash::fast::SeedableRandomState;
+use foldhash::SharedSeed;
+use hashbrown::HashTable;
+
+use crate::entry::{Entry, RawName};
+use crate::stats::Stats;
+
+/// A map from a table's keys, of type `K`, to their stats: `hashbrown`'s
+/// table under foldhash, seeded at random. Foldhash lets no list of inputs
+/// collide under every seed, and its seeds can be learnt only by watching
+/// its hashes at work, which an input cannot do: brc reads it once, with
+/// seeds drawn afterwards, and prints nothing in an order they decide.
+/// SipHash-1-3, the standard library's keyed hash, which also resists
+/// attackers who watch, made a flooded table's rows several times slower
+/// than random names' (docs/PERFORMANCE.md, *The tables*).
+#[derive(Clone)]
+pub(super) struct Keyed<K> {
+    table: HashTable<(K, Stats)>,
+    key: SeedableRandomState,
+}
+
+/// 64 random bits: a hash under the keys that the standard library's
+/// `RandomState` draws from the operating system.
+fn random() -> u64 {
+    RandomState::new().hash_one(0u64)
+}
+
+impl<K: Hash + Eq> Keyed<K> {
+    /// An empty map with room for `n` keys, under seeds of its own and the
+    /// process's.
+    pub(super) fn with_capacity(n: usize) -> Keyed<K> {
+        Keyed {
+            table: HashTable::with_capacity(n),
+            key: {
+                static SHARED: OnceLock<SharedSeed> = OnceLock::new();
+                let shared = SHARED.get_or_init(|| SharedSeed::from_u64(random()));
+                SeedableRandomState::with_seed(random(), shared)
+            },
+        }
+    }
+
+    /// Number of keys.
+    pub(super) fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Counts a row of `key`; a key not yet held is inserted as `new`
+    /// makes it, or the row refused (`false`) if `new` gives none.
+    pub(super) fn add<Q>(&mut self, key: &Q, value: i16, new: impl FnOnce() -> Option<K>) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let hash = self.key.hash_one(key);
+        if let Some((_, s)) = self.table.find_mut(hash, |(k, _)| k.borrow() == key) {
+            s.add(value);
+            return true;
+        }
+        let Some(new) = new() else {
+            return false;
+        };
+        let state = &self.key;
+        (self.table).insert_unique(hash, (new, Stats::new(value)), |(k, _)| state.hash_one(k));
+        true
+    }
+
+    /// Folds `stats` into `key`'s, as when tables are folded into one.
+    pub(super) fn fold(&mut self, key: K, stats: Stats) {
+        let hash = self.key.hash_one(&key);
+        match self.table.find_mut(hash, |(k, _)| *k == key) {
+            Some((_, s)) => s.merge(&stats),
+            None => {
+                let state = &self.key;
+                (self.table).insert_unique(hash, (key, stats), |(k, _)| state.hash_one(k));
+            }
+        }
+    }
+
+    /// Every key's name, as `name` gives it, with its stats, sorted by
+    /// the name's bytes.
+    pub(super) fn into_sorted(self, name: impl Fn(&K) -> RawName) -> Vec<Entry> {
+        let mut entries: Vec<Entry> = (self.table.into_iter())
+            .map(|(key, stats)| Entry {
+                name: name(&key),
+                stats,
+                first: super::NO_OFFSET,
+            })
+            .collect();
+        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        entries
+    }
+}
