@@ -8,9 +8,10 @@
 //! compared: the summary, or the error with its line, offset and kind.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::LazyLock;
 
 use brc::bench::parse::MAX_NAME_LEN;
-use brc::bench::{Accumulator, Chunked, DEFAULT_CHUNK_SIZE};
+use brc::bench::{flood, Accumulator, Chunked, DEFAULT_CHUNK_SIZE};
 use brc::{aggregate, DataError, Engine, ErrorKind, Options, Summary};
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -515,6 +516,48 @@ proptest! {
         let summary = assert_engines_agree(&input, &options).unwrap();
         prop_assert_eq!(summary.stations.len(), distinct);
         prop_assert_eq!(fields(&summary), model(&file.rows));
+    }
+}
+
+/// Names built to share one hash in the fast tables: short ones, ones of
+/// 16–31 bytes (the AVX2 kernel's one-window names) and long ones, 400 of
+/// each, far more than a table's first probe steps allow.
+static COLLIDING: LazyLock<Vec<String>> = LazyLock::new(|| {
+    [15, 24, 70]
+        .into_iter()
+        .flat_map(|len| flood::colliding(len, 400, len as u64))
+        .collect()
+});
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// A valid file with rows of names built to collide among its rows,
+    /// and now and then a few bytes damaged: the threads' tables flood or
+    /// not, by the rows each meets, and every engine must still give
+    /// naive's answer, its keyed tables refusing the names the strict
+    /// parser refuses, and flooded tables folded with the others.
+    #[test]
+    fn every_engine_agrees_with_naive_on_names_built_to_collide(
+        file in valid(10, 100),
+        rows in prop::collection::vec((any::<Index>(), any::<Index>(), value()), 300..=2000),
+        edits in prop::collection::vec(
+            (any::<Index>(), prop::sample::select(b";\n.a\xc3\xff".to_vec())),
+            0..=2,
+        ),
+        options in options(),
+    ) {
+        let mut lines = file.lines();
+        for (name, at, (text, _)) in rows {
+            let at = at.index(lines.len() + 1);
+            lines.insert(at, format!("{};{text}", name.get(&COLLIDING)).into_bytes());
+        }
+        let mut input = join(&lines, file.trailing_newline);
+        for (at, byte) in edits {
+            let at = at.index(input.len());
+            input[at] = byte;
+        }
+        let _ = assert_engines_agree(&input, &options);
     }
 }
 
