@@ -11,7 +11,8 @@ use std::os::unix::fs::FileExt;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-use super::{Counting, NAIVE_BUFFER};
+use super::decode::Counting;
+use super::NAIVE_BUFFER;
 use crate::engine::naive;
 use crate::entry::Summary;
 use crate::error::{DataError, Error};
