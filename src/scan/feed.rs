@@ -5,6 +5,7 @@
 use super::kernel::Kernel;
 use super::line::{line, short_value};
 use crate::bits::prefetch;
+use crate::parse::MAX_LINE_LEN;
 use crate::table::{Adder, SHORT};
 use crate::tuning::{AHEAD, BATCH, STREAMS};
 
@@ -35,25 +36,37 @@ pub(super) unsafe fn lockstep<K: Kernel>(
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
-    // Written out three times below rather than looped over an array, so
-    // that the compiler keeps each stream's position in a register.
-    let [mut a, mut b, mut c] = *ps;
-    let [ea, eb, ec] = *ends;
-    while a < ea && b < eb && c < ec {
-        // SAFETY: each position is below its stream's end (checked before
-        // each round), so `p + PAD <= buf.len()`; CPU features forwarded
-        // from the caller.
-        let go = unsafe {
-            step::<K>(adder, buf, &mut a)
-                && step::<K>(adder, buf, &mut b)
-                && step::<K>(adder, buf, &mut c)
-        };
-        if !go {
-            break;
+    // Written out three times below rather than looped over an array, and
+    // as pointers rather than offsets, so that the compiler keeps each
+    // stream's position in a register and needs none for the buffer's
+    // start.
+    let at = |i: usize| buf.as_ptr().wrapping_add(i);
+    let [mut a, mut b, mut c] = ps.map(at);
+    let [ea, eb, ec] = ends.map(at);
+    'scan: while a < ea && b < eb && c < ec {
+        // A round moves each stream at most `LINE_SPAN` bytes, so these
+        // rounds all start below every stream's end: one counter to test
+        // per round, not three ends (docs/PERFORMANCE.md, *The scanner*).
+        let left = |p: *const u8, end: *const u8| end as usize - p as usize;
+        let rounds = left(a, ea).min(left(b, eb)).min(left(c, ec));
+        for _ in 0..rounds.div_ceil(LINE_SPAN) {
+            // SAFETY: each position is below its stream's end (see
+            // `rounds`), so `PAD` bytes from it lie in `buf`; CPU features
+            // forwarded from the caller.
+            let go = unsafe {
+                step::<K>(adder, &mut a) && step::<K>(adder, &mut b) && step::<K>(adder, &mut c)
+            };
+            if !go {
+                break 'scan;
+            }
         }
     }
-    *ps = [a, b, c];
+    *ps = [a, b, c].map(|p| p as usize - buf.as_ptr() as usize);
 }
+
+/// The most bytes a line the scanner takes spans, its `\n` included: the
+/// longest name, its `;` and `-99.9\n`.
+const LINE_SPAN: usize = MAX_LINE_LEN + 1;
 
 /// Starts loading the input [`AHEAD`] bytes after `p`, which need not be
 /// in the buffer (a prefetch never faults): a window that reached into a
@@ -84,12 +97,13 @@ struct Pending {
 /// # Safety
 /// As for [`line()`] at `*p`.
 #[inline(always)]
-unsafe fn step<K: Kernel>(adder: &mut Adder, buf: &[u8], p: &mut usize) -> bool {
-    prefetch_ahead(buf.as_ptr().wrapping_add(*p));
+unsafe fn step<K: Kernel>(adder: &mut Adder, p: &mut *const u8) -> bool {
+    prefetch_ahead(*p);
     // SAFETY: forwarded from the caller.
-    match unsafe { line::<K>(adder, buf, *p) } {
-        Some(next) => {
-            *p = next;
+    match unsafe { line::<K>(adder, *p) } {
+        Some(len) => {
+            // SAFETY: the line lies in the buffer the caller's bound holds.
+            *p = unsafe { p.add(len) };
             true
         }
         None => false,
@@ -121,18 +135,20 @@ unsafe fn parse_ahead<K: Kernel>(
     if *p >= end {
         return false;
     }
-    prefetch_ahead(buf.as_ptr().wrapping_add(*p));
-    // SAFETY: `*p + 32 <= *p + PAD <= buf.len()`.
-    let win = unsafe { K::window(buf.as_ptr().add(*p)) };
-    // SAFETY: forwarded from the caller; `win` is the window at `*p`.
+    // SAFETY: `*p + PAD <= buf.len()`, forwarded from the caller.
+    let at = unsafe { buf.as_ptr().add(*p) };
+    prefetch_ahead(at);
+    // SAFETY: `32 <= PAD` readable bytes at `at`.
+    let win = unsafe { K::window(at) };
+    // SAFETY: forwarded from the caller; `win` is the window at `at`.
     let short = (win.len <= SHORT)
-        .then(|| unsafe { short_value::<K>(buf, *p, win) })
+        .then(|| unsafe { short_value::<K>(at, win) })
         .flatten();
     let Some((value, next)) = short else {
         // SAFETY: forwarded from the caller.
-        return match unsafe { line::<K>(adder, buf, *p) } {
-            Some(next) => {
-                *p = next;
+        return match unsafe { line::<K>(adder, at) } {
+            Some(len) => {
+                *p += len;
                 true
             }
             None => false,

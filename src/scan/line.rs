@@ -11,15 +11,11 @@ use crate::table::{Adder, SHORT};
 /// valid.
 ///
 /// # Safety
-/// `p + PAD <= buf.len()`, and `win.len <= SHORT`.
+/// `p` valid for reads of [`PAD`](super::PAD) bytes, and `win.len <= SHORT`.
 #[inline(always)]
-pub(super) unsafe fn short_value<K: Kernel>(
-    buf: &[u8],
-    p: usize,
-    win: Window,
-) -> Option<(i64, usize)> {
-    // SAFETY: `len <= 15`, so `p + len + 9 <= p + PAD <= buf.len()`.
-    let w = unsafe { load(buf.as_ptr().add(p + win.len + 1)) };
+pub(super) unsafe fn short_value<K: Kernel>(p: *const u8, win: Window) -> Option<(i64, usize)> {
+    // SAFETY: `len <= 15`, so `len + 9 <= PAD`.
+    let w = unsafe { load(p.add(win.len + 1)) };
     // The value's signature from the window: it does not wait for `w`.
     let sig = if K::VECTOR {
         (win.bit4 >> win.len) as usize
@@ -39,28 +35,28 @@ pub(super) unsafe fn short_value<K: Kernel>(
     Some((value, next))
 }
 
-/// Parses the line at `p` into the table; returns
-/// where the next line starts, or `None` if the scanner does not accept
-/// the line (the caller hands it to the strict parser).
+/// Parses the line at `p` into the table; returns its length, `\n`
+/// included, or `None` if the scanner does not accept the line (the
+/// caller hands it to the strict parser).
 ///
 /// # Safety
-/// `p + PAD <= buf.len()`, and the kernel's CPU features are present.
+/// `p` valid for reads of [`PAD`](super::PAD) bytes until the scan returns,
+/// and the kernel's CPU features are present.
 #[inline(always)]
-pub(super) unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize) -> Option<usize> {
-    let ptr = buf.as_ptr();
-    // Bounds of every unchecked access below: `p + PAD <= buf.len()`. The
+pub(super) unsafe fn line<K: Kernel>(adder: &mut Adder, p: *const u8) -> Option<usize> {
+    // Bounds of every unchecked access below: `PAD` bytes at `p`. The
     // window read touches `p..p + 32`, the value read
     // `p + len + 1..p + len + 9` with `len <= MAX_NAME_LEN` (`long_name`
     // looks no further), and `p + 100 + 9 < p + PAD`.
-    // SAFETY: `p + 32 <= p + PAD <= buf.len()`.
-    let win = unsafe { K::window(ptr.add(p)) };
+    // SAFETY: `32 <= PAD` readable bytes at `p`.
+    let win = unsafe { K::window(p) };
     if win.len <= SHORT {
         // SAFETY: forwarded from the caller; `win` is the window at `p`.
-        let (value, next) = unsafe { short_value::<K>(buf, p, win) }?;
+        let (value, next) = unsafe { short_value::<K>(p, win) }?;
         if !adder.add_short(win.a, win.b, value) {
             return None;
         }
-        Some(p + next)
+        Some(next)
     } else if K::VECTOR && win.len < K::WINDOW {
         // A name the window holds whole needs no search and one vector for
         // its key (see `table::long`). Tested after the short names', not
@@ -68,10 +64,10 @@ pub(super) unsafe fn line<K: Kernel>(adder: &mut Adder, buf: &[u8], p: usize) ->
         // second test.
         // SAFETY: PAD readable bytes at `p`, the first `;` at `p + len`
         // (the window's first), `SHORT < len < 32`.
-        Some(p + unsafe { long_row::<K, true>(adder, ptr.add(p), win.len) }?)
+        unsafe { long_row::<K, true>(adder, p, win.len) }
     } else {
-        // SAFETY: `p + PAD <= buf.len()`; `win` is the window at `p`.
-        Some(p + unsafe { long_line::<K>(adder, ptr.add(p), win.len) }?)
+        // SAFETY: PAD readable bytes at `p`; `win` is the window at `p`.
+        unsafe { long_line::<K>(adder, p, win.len) }
     }
 }
 
@@ -143,7 +139,7 @@ pub(super) unsafe fn lines<K: Kernel>(
     while p < limit {
         // SAFETY: `p < limit`, so `p + PAD <= buf.len()`; CPU features
         // forwarded from the caller.
-        p = unsafe { line::<K>(adder, buf, p) }.ok_or(p)?;
+        p += unsafe { line::<K>(adder, buf.as_ptr().add(p)) }.ok_or(p)?;
     }
     Ok(p)
 }
