@@ -3,14 +3,16 @@
 
 /// One of the four forms a value can take, and how to read it.
 struct Form {
-    /// `(w & mask) == want`: the `-`, `.` and `\n` exactly, and a high
-    /// nibble of 3 for each digit.
-    mask: u64,
+    /// `w ^ want` is zero in the `-`, `.` and `\n` and the digit's value in
+    /// each digit byte of a value of this form.
     want: u64,
-    /// 6 added to each digit byte keeps bit 4 set (checked in `bit4`)
-    /// exactly when its low nibble is at most 9.
+    /// With `t = w ^ want`, the bytes match the form exactly when
+    /// `(t | t + six) & check == 0`: `check` is `0xff` for each byte that
+    /// must be exact and `0xf0` for each digit, whose `t` must be at most 9
+    /// (`t + 6` keeps its high nibble 0). Only a byte whose `t` is at least
+    /// `0xfa` carries into the next, and it fails its own check.
     six: u64,
-    bit4: u64,
+    check: u64,
     /// The digits' low nibbles, and the multiplier that weighs them 100,
     /// 10 and 1 into the top 10 bits of the product: the other partial
     /// products fall below them or wrap out of the word (the one that
@@ -18,8 +20,9 @@ struct Form {
     /// mask is needed after the shift.
     digits: u64,
     weights: u64,
-    /// 0, or all ones for a negative value.
-    sign: u64,
+    /// 1, or -1 for a negative value: one multiply, where flipping the
+    /// bits and subtracting took three instructions.
+    sign: i64,
     /// Bytes the value takes, `\n` included.
     used: u64,
 }
@@ -28,6 +31,9 @@ struct Form {
 const fn form(pattern: &[u8]) -> Form {
     let mut f = NONE;
     f.want = 0;
+    f.six = 0;
+    f.check = 0;
+    f.sign = 1;
     f.used = pattern.len() as u64;
     // Digit positions, most significant first, weigh 100, 10, 1 (tenths)
     // when there are three, 10 and 1 when there are two.
@@ -40,21 +46,20 @@ const fn form(pattern: &[u8]) -> Form {
     while i < pattern.len() {
         let at = 8 * i as u32;
         if pattern[i] == b'd' {
-            f.mask |= 0xf0 << at;
             f.want |= 0x30 << at;
             f.six |= 0x06 << at;
-            f.bit4 |= 0x10 << at;
+            f.check |= 0xf0 << at;
             f.digits |= 0x0f << at;
             f.weights = f.weights.wrapping_add(weight << (VALUE_AT - at));
             weight /= 10;
         } else {
-            f.mask |= 0xff << at;
             f.want |= (pattern[i] as u64) << at;
+            f.check |= 0xff << at;
         }
         i += 1;
     }
     if pattern[0] == b'-' {
-        f.sign = u64::MAX;
+        f.sign = -1;
     }
     f
 }
@@ -62,12 +67,11 @@ const fn form(pattern: &[u8]) -> Form {
 /// Where the weighted digits' sum lands in the product: its top 10 bits.
 const VALUE_AT: u32 = 54;
 
-/// Matches nothing.
+/// Matches nothing: `t | t + 1` is odd whatever `t` is.
 const NONE: Form = Form {
-    mask: 0,
-    want: 1,
-    six: 0,
-    bit4: 0,
+    want: 0,
+    six: 1,
+    check: 1,
     digits: 0,
     weights: 0,
     sign: 0,
@@ -79,13 +83,12 @@ const NONE: Form = Form {
 /// each (an address mode, no instruction).
 #[repr(C, align(64))]
 struct Forms {
-    mask: [u64; 16],
     want: [u64; 16],
     six: [u64; 16],
-    bit4: [u64; 16],
+    check: [u64; 16],
     digits: [u64; 16],
     weights: [u64; 16],
-    sign: [u64; 16],
+    sign: [i64; 16],
     used: [u64; 16],
 }
 
@@ -94,10 +97,9 @@ struct Forms {
 /// cannot be a digit.
 static FORMS: Forms = {
     let mut t = Forms {
-        mask: [NONE.mask; 16],
         want: [NONE.want; 16],
         six: [NONE.six; 16],
-        bit4: [NONE.bit4; 16],
+        check: [NONE.check; 16],
         digits: [NONE.digits; 16],
         weights: [NONE.weights; 16],
         sign: [NONE.sign; 16],
@@ -114,10 +116,9 @@ static FORMS: Forms = {
             (1, 3) => form(b"-dd.d\n"),
             _ => NONE,
         };
-        t.mask[sig] = f.mask;
         t.want[sig] = f.want;
         t.six[sig] = f.six;
-        t.bit4[sig] = f.bit4;
+        t.check[sig] = f.check;
         t.digits[sig] = f.digits;
         t.weights[sig] = f.weights;
         t.sign[sig] = f.sign;
@@ -140,9 +141,10 @@ static FORMS: Forms = {
 /// No data-dependent branch but the verdict: bit 4 is set in every ASCII
 /// digit and clear in `.` and `-`, so that bit of bytes 0..=3, gathered into
 /// four bits by one multiply, says which of the four forms the bytes can
-/// be. A table then gives that form's masks, checked in two compares, and
-/// the multiplier that combines its digits (the trick of Quan Anh Mai's
-/// 1BRC entry, with one multiplier per form so that no shift is needed).
+/// be. A table then gives that form's bytes, checked in one compare, the
+/// multiplier that combines its digits (the trick of Quan Anh Mai's
+/// 1BRC entry, with one multiplier per form so that no shift is needed) and
+/// its sign.
 #[inline(always)]
 pub fn parse_value(w: u64) -> Option<(i64, usize)> {
     parse_value_as(w, signature(w))
@@ -162,12 +164,12 @@ pub(super) fn signature(w: u64) -> usize {
 pub(super) fn parse_value_as(w: u64, sig: usize) -> Option<(i64, usize)> {
     let f = &FORMS;
     let sig = sig & 15;
-    if w & f.mask[sig] != f.want[sig] || w.wrapping_add(f.six[sig]) & f.bit4[sig] != f.bit4[sig] {
+    let t = w ^ f.want[sig];
+    if (t | t.wrapping_add(f.six[sig])) & f.check[sig] != 0 {
         return None;
     }
     let abs = (w & f.digits[sig]).wrapping_mul(f.weights[sig]) >> VALUE_AT;
-    let value = (abs ^ f.sign[sig]).wrapping_sub(f.sign[sig]) as i64;
-    Some((value, f.used[sig] as usize))
+    Some(((abs as i64) * f.sign[sig], f.used[sig] as usize))
 }
 
 #[cfg(test)]
@@ -184,7 +186,9 @@ mod tests {
     fn parse_value_agrees_with_the_strict_parser_on_every_short_token() {
         // Every token of up to 5 bytes over an alphabet that holds every
         // byte class the parser distinguishes, followed by `\n` and junk.
-        let alphabet = b"-.09\n;a5/:+ \x00\xff";
+        // `*` and `\xca` are a digit's byte minus 6 and a digit's byte
+        // with its high nibble flipped, at the edges of the form check.
+        let alphabet = b"-.09\n;a5/:+ \x00\xff*\xca";
         let mut tokens = vec![Vec::new()];
         for _ in 0..5 {
             let next: Vec<Vec<u8>> = tokens
@@ -197,7 +201,7 @@ mod tests {
         tokens.sort();
         tokens.dedup();
         for t in &tokens {
-            for tail in [&b"\n"[..], b"\nx;1.0", b"\n\n\n", b"1\n"] {
+            for tail in [&b"\n"[..], b"\nx;1.0", b"\n\n\n", b"1\n", b"\n\xff\xff"] {
                 let bytes = [t.as_slice(), tail].concat();
                 let nl = bytes.iter().position(|&c| c == b'\n').unwrap();
                 let want = crate::parse::parse_value(&bytes[..nl]).map(|v| (i64::from(v), nl + 1));
@@ -206,6 +210,28 @@ mod tests {
                     want,
                     "{:?}",
                     String::from_utf8_lossy(&bytes)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn parse_value_reads_every_value_in_every_form() {
+        // Every value, with and without a leading zero where the grammar
+        // allows one (`-0.5`, `0.5`), followed by any next-line bytes.
+        for tenths in -999i16..=999 {
+            let text = format!(
+                "{}{}.{}\n",
+                if tenths < 0 { "-" } else { "" },
+                tenths.abs() / 10,
+                tenths.abs() % 10
+            );
+            for tail in [&b""[..], b"\xff\xff\xff", b"9;", b"\x00"] {
+                let bytes = [text.as_bytes(), tail].concat();
+                assert_eq!(
+                    parse_value(word(&bytes)),
+                    Some((i64::from(tenths), text.len())),
+                    "{text:?}"
                 );
             }
         }
