@@ -58,6 +58,17 @@ pub(super) trait Kernel {
     /// its first `;` at `p + len`, `SHORT < len <= MAX_NAME_LEN`.
     unsafe fn add_long(adder: &mut Adder, p: *const u8, len: usize, value: i16) -> bool;
 
+    /// [`line()`](super::line::line) for a line whose window found its
+    /// first `;` at `win_len > SHORT` (the window's size if none): returns
+    /// the line's length, `\n` included, or `None` if the scanner does not
+    /// take it. The AVX2 kernel keeps it out of the scanner's loop
+    /// (docs/PERFORMANCE.md, *The scanner*).
+    ///
+    /// # Safety
+    /// `p` valid for reads of [`PAD`](super::PAD) bytes until the scan
+    /// returns, and the kernel's CPU features are present.
+    unsafe fn long_line(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize>;
+
     /// [`Kernel::add_long`] for a name whose `;` is in the window, which a
     /// vector kernel cuts, hashes and compares as one vector
     /// ([`Adder::add_long_head_avx2`]). Only vector kernels call it.

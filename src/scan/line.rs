@@ -57,17 +57,34 @@ pub(super) unsafe fn line<K: Kernel>(adder: &mut Adder, p: *const u8) -> Option<
             return None;
         }
         Some(next)
-    } else if K::VECTOR && win.len < K::WINDOW {
-        // A name the window holds whole needs no search and one vector for
-        // its key (see `table::long`). Tested after the short names', not
-        // before the long ones': the other order cost every short row a
-        // second test.
-        // SAFETY: PAD readable bytes at `p`, the first `;` at `p + len`
-        // (the window's first), `SHORT < len < 32`.
-        unsafe { long_row::<K, true>(adder, p, win.len) }
     } else {
         // SAFETY: PAD readable bytes at `p`; `win` is the window at `p`.
-        unsafe { long_line::<K>(adder, p, win.len) }
+        unsafe { K::long_line(adder, p, win.len) }
+    }
+}
+
+/// [`line()`] for the line at `p` whose window found its first `;` at
+/// `win_len > SHORT` (the window's size if none); returns the line's
+/// length, `\n` included. Kernels call it through [`Kernel::long_line`].
+///
+/// # Safety
+/// `p` valid for reads of [`PAD`](super::PAD) bytes until the scan returns, and the
+/// kernel's CPU features are present.
+#[inline(always)]
+pub(super) unsafe fn long<K: Kernel>(
+    adder: &mut Adder,
+    p: *const u8,
+    win_len: usize,
+) -> Option<usize> {
+    if K::VECTOR && win_len < K::WINDOW {
+        // A name the window holds whole needs no search and one vector for
+        // its key (see `table::long`).
+        // SAFETY: PAD readable bytes at `p`, the first `;` at `p + len`
+        // (the window's first), `SHORT < len < 32`.
+        unsafe { long_row::<K, true>(adder, p, win_len) }
+    } else {
+        // SAFETY: PAD readable bytes at `p`; `win_len` is the window's.
+        unsafe { long_line::<K>(adder, p, win_len) }
     }
 }
 

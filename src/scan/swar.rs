@@ -24,6 +24,12 @@ impl Kernel for Swar {
     }
 
     #[inline(always)]
+    unsafe fn long_line(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
+        // SAFETY: forwarded from the caller.
+        unsafe { super::line::long::<Self>(adder, p, win_len) }
+    }
+
+    #[inline(always)]
     unsafe fn add_long(adder: &mut Adder, p: *const u8, len: usize, value: i16) -> bool {
         // SAFETY: the caller guarantees `len < PAD` readable bytes.
         adder.add_long(unsafe { std::slice::from_raw_parts(p, len) }, value)

@@ -59,6 +59,13 @@ impl Kernel for Avx2 {
     }
 
     #[inline(always)]
+    unsafe fn long_line(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
+        // SAFETY: forwarded from the caller, who runs this kernel only
+        // where the CPU has AVX2 and BMI.
+        unsafe { long_line_avx2(adder, p, win_len) }
+    }
+
+    #[inline(always)]
     unsafe fn add_long(adder: &mut Adder, p: *const u8, len: usize, value: i16) -> bool {
         // SAFETY: forwarded from the caller: PAD = 128 readable bytes
         // until the scan returns, the `;` at `p + len`, AVX2 present as
@@ -105,4 +112,17 @@ impl Kernel for Avx2 {
             }
         }
     }
+}
+
+/// [`Kernel::long_line`] out of the scanner's loop: inlined, its
+/// constants and pointers took registers that the short rows' loop then
+/// reloaded on every row (docs/PERFORMANCE.md, *The scanner*).
+///
+/// # Safety
+/// As for [`Kernel::long_line`], and the CPU has AVX2 and BMI.
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+#[inline(never)]
+unsafe fn long_line_avx2(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
+    // SAFETY: forwarded from the caller.
+    unsafe { crate::scan::line::long::<Avx2>(adder, p, win_len) }
 }
