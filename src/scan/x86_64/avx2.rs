@@ -62,7 +62,13 @@ impl Kernel for Avx2 {
     unsafe fn long_line(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
         // SAFETY: forwarded from the caller, who runs this kernel only
         // where the CPU has AVX2 and BMI.
-        unsafe { long_line_avx2(adder, p, win_len) }
+        unsafe {
+            if win_len < Self::WINDOW {
+                head_line_avx2(adder, p, win_len)
+            } else {
+                far_line_avx2(adder, p, win_len)
+            }
+        }
     }
 
     #[inline(always)]
@@ -114,15 +120,36 @@ impl Kernel for Avx2 {
     }
 }
 
-/// [`Kernel::long_line`] out of the scanner's loop: inlined, its
-/// constants and pointers took registers that the short rows' loop then
-/// reloaded on every row (docs/PERFORMANCE.md, *The scanner*).
+/// [`Kernel::long_line`] out of the scanner's loop, for a name the
+/// window holds: inlined, its constants and pointers took registers that
+/// the short rows' loop then reloaded on every row (docs/PERFORMANCE.md,
+/// *The scanner*).
 ///
 /// # Safety
-/// As for [`Kernel::long_line`], and the CPU has AVX2 and BMI.
+/// As for [`Kernel::long_line`], `win_len < 32`, and the CPU has AVX2
+/// and BMI.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 #[inline(never)]
-unsafe fn long_line_avx2(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
+unsafe fn head_line_avx2(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
     // SAFETY: forwarded from the caller.
-    unsafe { crate::scan::line::long::<Avx2>(adder, p, win_len) }
+    unsafe {
+        std::hint::assert_unchecked(win_len < Avx2::WINDOW);
+        crate::scan::line::long::<Avx2>(adder, p, win_len)
+    }
+}
+
+/// [`head_line_avx2`] for a name the window does not hold, in a function
+/// of its own: each saves only the registers it uses.
+///
+/// # Safety
+/// As for [`Kernel::long_line`], `win_len == 32`, and the CPU has AVX2
+/// and BMI.
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+#[inline(never)]
+unsafe fn far_line_avx2(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        std::hint::assert_unchecked(win_len >= Avx2::WINDOW);
+        crate::scan::line::long::<Avx2>(adder, p, win_len)
+    }
 }
