@@ -11,10 +11,10 @@ pub(super) struct Window {
     pub(super) len: usize,
     /// A bit for each `\n` among them (vector kernels only).
     pub(super) newlines: u32,
-    /// Bit `k` set if byte `k + 1` among them has bit 4 set, as digits do:
-    /// shifted right by `len`, the
-    /// [`signature`](super::value::signature) of a short name's value
-    /// (vector kernels only).
+    /// Bit `k` set if byte `k` among them has bit 4 set, as digits and `;`
+    /// do: shifted right by `len`, the
+    /// [`signature`](super::value::signature) of a short name's value,
+    /// with the `;`'s bit below it (vector kernels only).
     pub(super) bit4: u32,
     /// For `len <= SHORT`, the name and its `;`, zero-padded: the short
     /// table's key. Unused otherwise.

@@ -78,36 +78,37 @@ const NONE: Form = Form {
     used: 0,
 };
 
-/// Every [`Form`] field for each 4-bit signature (see [`parse_value`]),
-/// one array per field, so that the signature times 8 is the offset in
-/// each (an address mode, no instruction).
+/// Every [`Form`] field for each signature (see [`parse_value`]), one
+/// array per field, so that the signature times 8 is the offset in each
+/// (an address mode, no instruction).
 #[repr(C, align(64))]
 struct Forms {
-    want: [u64; 16],
-    six: [u64; 16],
-    check: [u64; 16],
-    digits: [u64; 16],
-    weights: [u64; 16],
-    sign: [i64; 16],
-    used: [u64; 16],
+    want: [u64; 32],
+    six: [u64; 32],
+    check: [u64; 32],
+    digits: [u64; 32],
+    weights: [u64; 32],
+    sign: [i64; 32],
+    used: [u64; 32],
 }
 
-/// The forms by signature: bit `k` set means byte `k` may be a digit. A
-/// `-` can only be byte 0, and the `.` is the first byte after it that
-/// cannot be a digit.
+/// The forms by signature: bit `k + 1` set means byte `k` may be a digit;
+/// bit 0 is the `;`'s (set) in the AVX2 kernel's signatures, 0 in
+/// [`signature`]'s, so each form is there twice. A `-` can only be byte 0,
+/// and the `.` is the first byte after it that cannot be a digit.
 static FORMS: Forms = {
     let mut t = Forms {
-        want: [NONE.want; 16],
-        six: [NONE.six; 16],
-        check: [NONE.check; 16],
-        digits: [NONE.digits; 16],
-        weights: [NONE.weights; 16],
-        sign: [NONE.sign; 16],
-        used: [NONE.used; 16],
+        want: [NONE.want; 32],
+        six: [NONE.six; 32],
+        check: [NONE.check; 32],
+        digits: [NONE.digits; 32],
+        weights: [NONE.weights; 32],
+        sign: [NONE.sign; 32],
+        used: [NONE.used; 32],
     };
     let mut sig = 0;
-    while sig < 16 {
-        let other = !sig;
+    while sig < 32 {
+        let other = !(sig >> 1);
         let dot = (other & !1usize).trailing_zeros();
         let f = match (other & 1, dot) {
             (0, 1) => form(b"d.d\n"),
@@ -139,9 +140,8 @@ static FORMS: Forms = {
 /// row (docs/PERFORMANCE.md, *The scanner*).
 ///
 /// No data-dependent branch but the verdict: bit 4 is set in every ASCII
-/// digit and clear in `.` and `-`, so that bit of bytes 0..=3, gathered into
-/// four bits by one multiply, says which of the four forms the bytes can
-/// be. A table then gives that form's bytes, checked in one compare, the
+/// digit and clear in `.` and `-`, so that bit of bytes 0..=3, gathered by
+/// one multiply, says which of the four forms the bytes can be. A table then gives that form's bytes, checked in one compare, the
 /// multiplier that combines its digits (the trick of Quan Anh Mai's
 /// 1BRC entry, with one multiplier per form so that no shift is needed) and
 /// its sign.
@@ -150,12 +150,12 @@ pub fn parse_value(w: u64) -> Option<(i64, usize)> {
     parse_value_as(w, signature(w))
 }
 
-/// Bit 4 of bytes 0..=3 of `w`, as bits 0..=3: the [`FORMS`] index.
+/// Bit 4 of bytes 0..=3 of `w`, as bits 1..=4: the [`FORMS`] index.
 #[inline(always)]
 pub(super) fn signature(w: u64) -> usize {
     // Bits 4, 12, 20 and 28 land on bits 28..=31 of the 32-bit product
-    // (no two partial products meet, so nothing carries).
-    ((w as u32 & 0x1010_1010).wrapping_mul(0x0102_0408) >> 28) as usize
+    // (no two partial products meet, so nothing carries), and none on 27.
+    ((w as u32 & 0x1010_1010).wrapping_mul(0x0102_0408) >> 27) as usize
 }
 
 /// [`parse_value`] given `sig`, the [`signature`] of `w`, which the AVX2
@@ -163,7 +163,7 @@ pub(super) fn signature(w: u64) -> usize {
 #[inline(always)]
 pub(super) fn parse_value_as(w: u64, sig: usize) -> Option<(i64, usize)> {
     let f = &FORMS;
-    let sig = sig & 15;
+    let sig = sig & 31;
     let t = w ^ f.want[sig];
     if (t | t.wrapping_add(f.six[sig])) & f.check[sig] != 0 {
         return None;

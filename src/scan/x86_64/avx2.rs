@@ -112,7 +112,7 @@ impl Kernel for Avx2 {
             Window {
                 len,
                 newlines: _mm256_movemask_epi8(nl) as u32,
-                bit4: (_mm256_movemask_epi8(_mm256_slli_epi16::<3>(v)) as u32) >> 1,
+                bit4: _mm256_movemask_epi8(_mm256_slli_epi16::<3>(v)) as u32,
                 a,
                 b,
             }
