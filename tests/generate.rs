@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use assert_cmd::prelude::*;
-use brc::generate::{Generator, Keys, Progress, MAX_KEYS};
+use brc::generate::{Generator, Keys, Progress, CITY_KEYS, MAX_KEYS};
 use brc::{Engine, Stats};
 
 fn brc() -> Command {
@@ -233,11 +233,25 @@ fn ten_thousand_keys_are_valid_names() {
 }
 
 #[test]
-fn the_largest_key_count_can_be_built() {
-    let generator = Generator::new(Keys::Built(MAX_KEYS), 0).unwrap();
-    let names: HashSet<&str> = generator.stations().iter().map(|s| s.name()).collect();
-    assert_eq!(names.len(), MAX_KEYS);
+fn key_counts_past_the_city_names_add_random_names() {
+    let count = CITY_KEYS + 30_000;
+    let generator = Generator::new(Keys::Built(count), 0).unwrap();
+    let stations = generator.stations();
+    let names: HashSet<&str> = stations.iter().map(|s| s.name()).collect();
+    assert_eq!(names.len(), count);
     assert!(names.iter().all(|name| (1..=100).contains(&name.len())));
+    assert!(names.iter().all(|name| !name.contains([';', '\n'])));
+    // The city names first, as a smaller count gives them.
+    let cities = Generator::new(Keys::Built(CITY_KEYS), 0).unwrap();
+    assert!(cities.stations()[..] == stations[..CITY_KEYS]);
+    // The random ones: lengths spread over 1..=100, multi-byte UTF-8.
+    let random = &stations[CITY_KEYS..];
+    let long = random.iter().filter(|s| s.name().len() > 50).count();
+    assert!((13_000..=17_000).contains(&long), "{long}");
+    assert!(random.iter().any(|s| s.name().len() == 100));
+    let wide = random.iter().filter(|s| !s.name().is_ascii()).count();
+    assert!(wide > 20_000, "{wide}");
+    assert!(Generator::new(Keys::Built(MAX_KEYS + 1), 0).is_err());
 }
 
 #[test]
@@ -282,7 +296,7 @@ fn bad_arguments_are_usage_errors() {
         &["generate", "--rows", "-1"],
         &["generate", "--rows", "1e30"],
         &["generate", "--rows", "10", "--keys", "0"],
-        &["generate", "--rows", "10", "--keys", "100_001"],
+        &["generate", "--rows", "10", "--keys", "10_000_001"],
         &["generate", "--rows", "10", "--seed", "x"],
         &["generate", "--rows", "10", "--threads", "0"],
         &["generate", "--rows", "10", "some-file"],

@@ -21,7 +21,7 @@ use self::normal::TenthsNormal;
 use self::rng::{below, Stream};
 #[cfg(test)]
 pub(crate) use self::stations::official;
-pub use self::stations::{Station, MAX_KEYS};
+pub use self::stations::{Station, CITY_KEYS, MAX_KEYS};
 
 /// Rows per block: a block is one `write` and one unit of parallel work.
 pub const BLOCK_ROWS: u64 = 1 << 15;
@@ -34,9 +34,9 @@ const MAX_TENTHS: i32 = 999;
 pub enum Keys {
     /// The official 413 stations, values with standard deviation 10.
     Official,
-    /// That many names built from world city names (1..=[`MAX_KEYS`]),
-    /// values with standard deviation 7, as the official 10K-key generator
-    /// makes them.
+    /// That many names (1..=[`MAX_KEYS`]), values with standard deviation
+    /// 7: the first [`CITY_KEYS`] built from world city names, as the
+    /// official 10K-key generator makes them, the others random.
     Built(usize),
 }
 

@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use crate::generate::rng::Stream;
+use crate::generate::rng::{below, Stream};
 use crate::parse::MAX_NAME_LEN;
 
 /// The official stations with their mean temperatures, `name;mean` lines.
@@ -15,10 +15,21 @@ const OFFICIAL: &str = include_str!("../../data/stations-413.csv");
 /// comment lines.
 const CITIES: &str = include_str!("../../data/weather_stations.csv");
 
-/// The most names a built station set may have: ten times the official
-/// 10,000. Beyond that the city names run out of distinct short pieces, so
-/// the length distribution would drift and building would slow down.
-pub const MAX_KEYS: usize = 100_000;
+/// The most names a station set built from city names may have: ten times
+/// the official 10,000. Beyond that the city names run out of distinct
+/// short pieces, so the length distribution would drift and building would
+/// slow down; the names after these are drawn at random ([`random_name`]).
+pub const CITY_KEYS: usize = 100_000;
+
+/// The most names a built station set may have: enough for the
+/// many-names measurements of docs/PERFORMANCE.md, *Memory*.
+pub const MAX_KEYS: usize = 10_000_000;
+
+/// Characters the random names are drawn from: ASCII letters and digits,
+/// and some of two, three and four bytes, so that names hold multi-byte
+/// UTF-8 and are cut at character boundaries.
+const RANDOM_CHARS: &str =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.éüñøçÅÖß東京가🌍";
 
 /// The stream position names are built from: the same for every seed, so a
 /// key count names one fixed set of stations, like the official 413.
@@ -68,12 +79,14 @@ pub(crate) fn official() -> Vec<Station> {
         .collect()
 }
 
-/// `count` distinct station names (`1..=MAX_KEYS`), built the way the
-/// official 10K-key generator builds them: all city names are concatenated
+/// `count` distinct station names (`1..=MAX_KEYS`). The first
+/// [`CITY_KEYS`] are built the way the official 10K-key generator builds
+/// them: all city names are concatenated
 /// into one text, and each station takes the next piece of it, with a
 /// length drawn from a 7th-order curve (mostly 2..6 bytes, a long tail up to
 /// 100). Pieces are cut at character boundaries and never start or end with
-/// a space; a piece already taken slides forward a character at a time. The
+/// a space; a piece already taken slides forward a character at a time.
+/// The others are random names of 1 to 100 bytes ([`random_name`]). The
 /// mean of station `i` is `30 cos(latitude of city i) - 10`, to a tenth.
 pub(super) fn built(count: usize) -> Vec<Station> {
     let cities: Vec<(&str, f64)> = CITIES
@@ -89,7 +102,24 @@ pub(super) fn built(count: usize) -> Vec<Station> {
     let mut taken = HashSet::with_capacity(count);
     let mut cursor = 0;
     let mut stations = Vec::with_capacity(count);
+    let chars: Vec<char> = RANDOM_CHARS.chars().collect();
+    let mut random = Stream::at(NAMES_SEED, 1 << 40);
+    let mut drawn = HashSet::new();
     for i in 0..count {
+        let mean = |latitude: f64| (30.0 * latitude.to_radians().cos() - 10.0) * 10.0;
+        if i >= CITY_KEYS {
+            let name = loop {
+                let name = random_name(&mut random, &chars);
+                if !taken.contains(name.as_str()) && drawn.insert(name.clone()) {
+                    break name;
+                }
+            };
+            stations.push(Station {
+                name,
+                mean_hundredths: mean(cities[i % cities.len()].1).round() as i32 * 10,
+            });
+            continue;
+        }
         let mut len = name_len(stream.next_f64());
         let mut start = cursor;
         let mut slides = 0;
@@ -106,14 +136,27 @@ pub(super) fn built(count: usize) -> Vec<Station> {
             }
         };
         cursor = start + name.len();
-        let latitude = cities[i % cities.len()].1;
-        let mean = 30.0 * latitude.to_radians().cos() - 10.0;
         stations.push(Station {
             name: name.to_string(),
-            mean_hundredths: (mean * 10.0).round() as i32 * 10,
+            mean_hundredths: mean(cities[i % cities.len()].1).round() as i32 * 10,
         });
     }
     stations
+}
+
+/// A random name: a length of 1 to 100 bytes, then characters from
+/// `chars` while they fit, ASCII letters once a multi-byte one would not.
+fn random_name(stream: &mut Stream, chars: &[char]) -> String {
+    let mut name = String::new();
+    let len = 1 + below(stream.next_u64(), MAX_NAME_LEN as u32) as usize;
+    while name.len() < len {
+        let mut c = chars[below(stream.next_u64(), chars.len() as u32) as usize];
+        if name.len() + c.len_utf8() > len {
+            c = chars[below(stream.next_u64(), 26) as usize];
+        }
+        name.push(c);
+    }
+    name
 }
 
 /// A name length in bytes from a uniform `u` in `[0, 1)`: the official

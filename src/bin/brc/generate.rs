@@ -21,7 +21,8 @@ Keys:
        rounded to a tenth, clamped to -99.9..99.9 (the default)
   10k  10,000 names of 1..100 bytes built from world city names, as the
        official 10K-key generator builds them; standard deviation 7
-  K    K names built the same way (1..100k)";
+  K    K names (1..10M): the first 100k built the same way, the others
+       random, 1..100 bytes of UTF-8";
 
 /// Write a measurements file (`<station>;<value>` lines), reproducibly.
 #[derive(clap::Args, Debug)]
@@ -289,8 +290,8 @@ mod tests {
         assert_eq!(parse_keys("10000"), Ok(Keys::Built(10_000)));
         assert_eq!(parse_keys("1"), Ok(Keys::Built(1)));
         assert!(parse_keys("0").is_err());
-        assert!(parse_keys("2M").is_err());
-        assert!(parse_keys("100001").is_err());
+        assert_eq!(parse_keys("2M"), Ok(Keys::Built(2_000_000)));
+        assert!(parse_keys("10000001").is_err());
         assert_eq!(parse_keys("100k"), Ok(Keys::Built(100_000)));
         assert!(parse_keys("ten").is_err());
     }
