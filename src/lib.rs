@@ -64,7 +64,7 @@ pub mod bench {
     pub use crate::entry::{merge_runs, Entry, RawName};
     pub use crate::error::{quoted, Fault};
     pub use crate::table::{flood, Adder, Table};
-    pub use crate::tuning::DEFAULT_CHUNK_SIZE;
+    pub use crate::tuning::{set_hand_off_names, DEFAULT_CHUNK_SIZE};
 
     /// The strict line grammar.
     pub mod parse {

@@ -146,3 +146,44 @@ pub(crate) const LONG_PROBE_BYTES: u64 = if cfg!(fuzzing) { 32 } else { 8 };
 /// Under `cargo fuzz` none, so that two of a fuzzer's few names sharing a
 /// home slot flood a table, and its folds meet flooded tables.
 pub(crate) const PROBE_ALLOWANCE: u64 = if cfg!(fuzzing) { 0 } else { 1 << 12 };
+
+/// Names a thread's table may hold before it hands them to the run's
+/// partitions and starts again empty: more than the 10K set's 10,000, so
+/// that inputs of up to that many names never leave the per-thread
+/// tables, and few enough that a table of them stays a few MiB, so that
+/// threads add little to the partitions' memory (docs/PERFORMANCE.md,
+/// *Memory*). Under `cargo fuzz` a dozen, so that the fuzzer's inputs hand
+/// names over many times; tests set their own ([`set_hand_off_names`]).
+pub(crate) const HAND_OFF_NAMES: usize = if cfg!(fuzzing) { 12 } else { 1 << 14 };
+
+/// The partitions a run's names are handed to: enough that each holds a
+/// small share of a million names, so that folding a thread's names into
+/// one partition after another touches a small table at a time. Under
+/// `cargo fuzz` three, so that the fuzzer's few names spread over all.
+pub(crate) const PARTITIONS: usize = if cfg!(fuzzing) { 3 } else { 256 };
+
+/// Bytes of input per new name a thread assumes before it has measured
+/// any: its first stretch is this many times [`HAND_OFF_NAMES`] long, so
+/// that no table outgrows that bound by much before it first looks.
+pub(crate) const FIRST_PACE: usize = 16;
+
+/// [`HAND_OFF_NAMES`] unless a test set another bound for the runs its
+/// thread starts ([`set_hand_off_names`]): read once per run.
+pub(crate) fn hand_off_names() -> usize {
+    match HAND_OFF_OVERRIDE.get() {
+        0 => HAND_OFF_NAMES,
+        n => n,
+    }
+}
+
+thread_local! {
+    static HAND_OFF_OVERRIDE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Makes the runs this thread starts from now on hand a thread's names to
+/// the partitions once its table holds `names`, or [`HAND_OFF_NAMES`] if
+/// `names` is 0: for tests, whose inputs are too small to reach that
+/// bound. It changes how the work is cut, never its result.
+pub fn set_hand_off_names(names: usize) {
+    HAND_OFF_OVERRIDE.set(names);
+}

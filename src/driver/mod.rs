@@ -107,6 +107,7 @@ pub(crate) fn run<'a, A: Accumulator>(
         counted: Mutex::new(BTreeMap::new()),
     };
     let finish = Finish::<A>::new(threads);
+    let shared = Arc::new(A::Shared::default());
     let (dispatched, results) = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
@@ -116,8 +117,8 @@ pub(crate) fn run<'a, A: Accumulator>(
                     state: &state,
                     consumed,
                 };
-                let finish = &finish;
-                s.spawn(move || worker.work::<A>(finish))
+                let (finish, shared) = (&finish, &shared);
+                s.spawn(move || worker.work::<A>(finish, shared))
             })
             .collect();
         drop((free_tx, queued));
@@ -347,8 +348,12 @@ impl<'a> Worker<'_, 'a> {
     /// Feeds the work it takes into its own `A` until the dispatcher is
     /// done, then hands it in to `finish`, which gives its names sorted (or
     /// leaves them to another worker); returns them and its first failure.
-    fn work<A: Accumulator>(self, finish: &Finish<A>) -> (Option<Vec<Entry>>, Option<Failure<'a>>) {
-        let mut acc = A::default();
+    fn work<A: Accumulator>(
+        self,
+        finish: &Finish<A>,
+        shared: &Arc<A::Shared>,
+    ) -> (Option<Vec<Entry>>, Option<Failure<'a>>) {
+        let mut acc = A::sharing(shared);
         let mut failure = None;
         let mut clock = WorkerClock::start();
         loop {

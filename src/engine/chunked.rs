@@ -55,6 +55,8 @@ impl Chunked {
 }
 
 impl Accumulator for Chunked {
+    type Shared = ();
+
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault> {
         for (start, line) in parse::lines(chunk) {
             let (name, value) = parse::parse_line(line).map_err(|kind| Fault {

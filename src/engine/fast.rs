@@ -6,13 +6,15 @@
 //! not accept goes to the strict parser: it is either valid after all
 //! (added like any other) or the chunk's first fault.
 
+use std::sync::Arc;
+
 use crate::engine::Accumulator;
 use crate::entry::Entry;
 use crate::error::Fault;
 use crate::parse::{self, MAX_LINE_LEN};
 use crate::scan::{self, Dispatch, PAD};
-use crate::table::Table;
-use crate::tuning::{STREAMS, STRETCH};
+use crate::table::{Partitions, Staging, Table};
+use crate::tuning::{FIRST_PACE, STREAMS, STRETCH};
 
 /// Bytes scanned per call of the scanner: a bound for the table's counts
 /// (see [`Table::adder`]), far above any chunk size in practice.
@@ -35,10 +37,36 @@ fn cuts(chunk: &[u8], from: usize, limit: usize) -> Option<[usize; STREAMS - 1]>
 }
 
 /// One thread's stations, scanned by the best kernel the CPU has or, if
-/// `SWAR`, by the portable one.
-#[derive(Clone, Default)]
+/// `SWAR`, by the portable one: its own table while that holds few names,
+/// the run's partitions for the names it hands over once it holds many
+/// (docs/PERFORMANCE.md, *Memory*).
 pub struct HandWritten<const SWAR: bool> {
     table: Table,
+    /// The run's partitions, shared with its other threads.
+    parts: Arc<Partitions>,
+    staging: Staging,
+    /// Bytes of input per new name in the last stretch: how long the next
+    /// stretch may be before the table could pass its bound.
+    pace: usize,
+}
+
+impl<const SWAR: bool> Default for HandWritten<SWAR> {
+    /// An engine with partitions of its own.
+    fn default() -> Self {
+        Self::with_parts(Arc::default())
+    }
+}
+
+impl<const SWAR: bool> Clone for HandWritten<SWAR> {
+    /// A copy with a copy of the partitions, not a share of them.
+    fn clone(&self) -> Self {
+        HandWritten {
+            table: self.table.clone(),
+            parts: Arc::new(Partitions::clone(&self.parts)),
+            staging: self.staging.clone(),
+            pace: self.pace,
+        }
+    }
 }
 
 /// The `fast` engine: the hand-written scanner with the best kernel.
@@ -49,6 +77,46 @@ pub type Swar = HandWritten<true>;
 
 impl<const SWAR: bool> HandWritten<SWAR> {
     const DISPATCH: Dispatch = if SWAR { Dispatch::Swar } else { Dispatch::Best };
+
+    fn with_parts(parts: Arc<Partitions>) -> Self {
+        HandWritten {
+            table: Table::default(),
+            parts,
+            staging: Staging::default(),
+            pace: FIRST_PACE,
+        }
+    }
+
+    /// Bytes the next stretch may take: [`STRETCH`] while names come
+    /// slowly, as in the 413 and 10K sets after their first stretches;
+    /// while they come fast, about as many as bring the table to its bound
+    /// at the pace of the last stretch, so that a table is handed over
+    /// before it grows much past its bound (docs/PERFORMANCE.md, *Memory*).
+    fn stretch(&self) -> usize {
+        let bound = self.parts.bound();
+        let room = bound.saturating_sub(self.table.len());
+        room.saturating_mul(self.pace).max(4 * bound).min(STRETCH)
+    }
+
+    /// After a stretch of `bytes` that found the table holding `before`
+    /// names: the pace of new names, and the hand-over of a table that has
+    /// reached its bound.
+    fn stretched(&mut self, bytes: usize, before: usize) {
+        let len = self.table.len();
+        self.pace = bytes / len.saturating_sub(before).max(1);
+        if len >= self.parts.bound() {
+            self.hand_off();
+        }
+    }
+
+    /// Hands the table's names to the partitions, leaving it empty.
+    #[cold]
+    #[inline(never)]
+    fn hand_off(&mut self) {
+        let staging = &mut self.staging;
+        self.table.drain(|name, stats| staging.push(name, stats));
+        self.parts.hand_off(staging);
+    }
 
     /// Parses the lines starting in `p..end` (the first at `p`), handing
     /// any line the scanner does not accept to the strict parser; returns
@@ -100,7 +168,8 @@ impl<const SWAR: bool> Accumulator for HandWritten<SWAR> {
         // `STRETCH` bytes at a time.
         if let Some(limit) = chunk.len().checked_sub(PAD) {
             while p < limit {
-                let stop = limit.min(p + STRETCH);
+                let (from, names) = (p, self.table.len());
+                let stop = limit.min(p + self.stretch());
                 // Parsed side by side, then each stretch finished in turn: in
                 // input order, so the first fault found is the chunk's first.
                 let mut ends = [stop; STREAMS];
@@ -115,6 +184,7 @@ impl<const SWAR: bool> Accumulator for HandWritten<SWAR> {
                 for (&start, &end) in starts.iter().zip(&ends) {
                     p = self.finish(chunk, start.max(p), end, offset)?;
                 }
+                self.stretched(p - from, names);
             }
         }
         // The tail, at most PAD bytes, in a zero-padded copy. A chunk that
@@ -138,13 +208,34 @@ impl<const SWAR: bool> Accumulator for HandWritten<SWAR> {
         Ok(())
     }
 
-    fn into_sorted(self) -> Vec<Entry> {
-        self.table.into_sorted()
+    type Shared = Partitions;
+
+    fn sharing(shared: &Arc<Partitions>) -> Self {
+        Self::with_parts(Arc::clone(shared))
+    }
+
+    /// The table's names alone while no names were handed over, as with
+    /// the 413 and 10K sets; else the partitions', once this table's are
+    /// handed over too: the run's other engines have been absorbed.
+    fn into_sorted(mut self) -> Vec<Entry> {
+        if !self.parts.is_used() {
+            return self.table.into_sorted();
+        }
+        self.hand_off();
+        self.parts.take_sorted()
     }
 
     const ABSORBS: bool = true;
 
+    /// Another run's partitions, if `other` has its own, are handed over
+    /// to these name by name.
     fn absorb(&mut self, other: Self) {
+        if !Arc::ptr_eq(&self.parts, &other.parts) && other.parts.is_used() {
+            for entry in other.parts.take_sorted() {
+                self.staging.push(&entry.name, entry.stats);
+            }
+            self.parts.hand_off(&mut self.staging);
+        }
         self.table.absorb(other.table);
     }
 }
@@ -186,6 +277,57 @@ mod tests {
             assert!(steps <= input.len() as u64, "{len} bytes: {steps} steps");
             assert!(flooded, "{len} bytes");
         }
+    }
+
+    #[test]
+    fn names_handed_to_the_partitions_are_counted_once() {
+        // Three engines of one run and one of a run of its own, tables
+        // bound to 50 names: each feeds pieces of an input of 2,000 names
+        // (short, long, multi-byte, with NUL) met three times, handing its
+        // names over every few dozen. Folded into one, every name comes
+        // out once with all its rows; a name lost or counted twice in a
+        // hand-over would change the result.
+        use std::io::Write;
+        crate::tuning::set_hand_off_names(50);
+        let parts = Arc::new(Partitions::default());
+        let mut engines: Vec<Fast> = (0..3).map(|_| Fast::sharing(&parts)).collect();
+        engines.push(Fast::default());
+        crate::tuning::set_hand_off_names(0);
+        let mut input = Vec::new();
+        for round in 0..3 {
+            for k in 0..2000usize {
+                let name = match k % 4 {
+                    0 => format!("s{k}"),
+                    1 => format!("a long station name {k}"),
+                    2 => format!("é{k}\0"),
+                    _ => format!("{k}{}", "東".repeat(k % 30)),
+                };
+                writeln!(input, "{name};{}.{}", (k + round) % 100, k % 10).unwrap();
+            }
+        }
+        let mut start = 0;
+        for piece in 0..12 {
+            let end = if piece == 11 {
+                input.len()
+            } else {
+                parse::line_at(&input, input.len() * (piece + 1) / 12).1
+            };
+            engines[piece % 4].feed(&input[start..end], start).unwrap();
+            start = end;
+        }
+        assert!(engines.iter().all(|e| e.table.len() < 2000));
+        let mut engines = engines.into_iter();
+        let mut first = engines.next().unwrap();
+        engines.for_each(|e| first.absorb(e));
+        assert!(parts.is_used());
+        let got = Summary::from_entries(first.into_sorted(), None).unwrap();
+        let options = Options {
+            threads: 1,
+            chunk_size: input.len(),
+        };
+        let want = aggregate(Engine::Naive, &input, &options).unwrap();
+        assert_eq!(got.stations.len(), 2000);
+        assert!(got == want);
     }
 
     #[test]

@@ -22,12 +22,25 @@ mod config;
 pub(crate) mod fast;
 pub(crate) mod naive;
 
+use std::sync::Arc;
+
 pub use self::config::{Engine, Options};
 use crate::entry::Entry;
 use crate::error::Fault;
 
 /// Per-thread state of a parallel engine: what it has aggregated so far.
 pub trait Accumulator: Default + Send {
+    /// What the accumulators of one run share: the fast engines' partitions
+    /// (docs/PERFORMANCE.md, *Memory*); `()` for an engine whose threads
+    /// share nothing.
+    type Shared: Default + Send + Sync;
+
+    /// A new accumulator for a run whose accumulators share `shared`.
+    fn sharing(shared: &Arc<Self::Shared>) -> Self {
+        let _ = shared;
+        Self::default()
+    }
+
     /// Aggregates `chunk`, which starts at a line start at byte `offset` of
     /// the input and ends after a `\n` or at the end of the input. Stops at
     /// the first malformed line and reports it.

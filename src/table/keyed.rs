@@ -39,17 +39,21 @@ fn random() -> u64 {
     RandomState::new().hash_one(0u64)
 }
 
+/// A foldhash state under seeds of its own and the process's: what a
+/// keyed table hashes with, and the partitions ([`super::partition`]).
+pub(super) fn random_state() -> SeedableRandomState {
+    static SHARED: OnceLock<SharedSeed> = OnceLock::new();
+    let shared = SHARED.get_or_init(|| SharedSeed::from_u64(random()));
+    SeedableRandomState::with_seed(random(), shared)
+}
+
 impl<K: Hash + Eq> Keyed<K> {
     /// An empty map with room for `n` keys, under seeds of its own and the
     /// process's.
     pub(super) fn with_capacity(n: usize) -> Keyed<K> {
         Keyed {
             table: HashTable::with_capacity(n),
-            key: {
-                static SHARED: OnceLock<SharedSeed> = OnceLock::new();
-                let shared = SHARED.get_or_init(|| SharedSeed::from_u64(random()));
-                SeedableRandomState::with_seed(random(), shared)
-            },
+            key: random_state(),
         }
     }
 
@@ -88,6 +92,11 @@ impl<K: Hash + Eq> Keyed<K> {
                 (self.table).insert_unique(hash, (key, stats), |(k, _)| state.hash_one(k));
             }
         }
+    }
+
+    /// Takes every key out with its stats, in no order.
+    pub(super) fn drain(&mut self) -> impl Iterator<Item = (K, Stats)> + '_ {
+        self.table.drain()
     }
 
     /// Every key's name, as `name` gives it, with its stats, sorted by

@@ -28,16 +28,19 @@
 pub mod flood;
 mod keyed;
 mod long;
+mod partition;
 mod radix;
 mod short;
 
 use crate::bits::prefetch;
 use crate::entry::{merge_runs, Entry};
+use crate::stats::Stats;
 use crate::tuning::{
     BIG_TABLE, DENSE, FULL_TABLE_BYTES, LONG_PROBE_BYTES, PROBE_ALLOWANCE, SHORT_PROBE_BYTES,
     SHORT_SLOTS, SPARSE, SPREAD_BYTES, SPREAD_SLOTS,
 };
 
+pub use partition::{Partitions, Staging};
 pub(crate) use short::SHORT;
 
 /// Whether a name may enter the table: not empty, valid UTF-8, no `\n`.
@@ -48,8 +51,14 @@ pub(crate) use short::SHORT;
 /// each distinct name comes once, sends every such line back to the strict
 /// parser, which reports it: at its own line, however the chunk was split
 /// among streams, because streams are finished in input order.
+///
+/// The UTF-8 check is `simdutf8`'s: once names are handed to the partitions
+/// ([`Partitions`]), a table meets most of a million names anew after each
+/// hand-over, and the standard library's check of names with multi-byte
+/// characters was the largest part of such a run (docs/PERFORMANCE.md,
+/// *Memory*).
 fn acceptable(name: &[u8]) -> bool {
-    !name.is_empty() && !name.contains(&b'\n') && std::str::from_utf8(name).is_ok()
+    !name.is_empty() && !name.contains(&b'\n') && simdutf8::basic::from_utf8(name).is_ok()
 }
 
 /// Counts `value` into a slot's sum, count, min and max. Branches, not
@@ -328,6 +337,19 @@ impl Table {
             self.long.absorb(&other.long);
         }
         self.runs.extend(other.runs);
+    }
+
+    /// Hands every name with its stats to `f`, in no order, and empties
+    /// the table where it is, its slots kept for the names to come: what a
+    /// thread's table gives the partitions ([`Partitions`]).
+    pub fn drain(&mut self, mut f: impl FnMut(&[u8], Stats)) {
+        for entry in self.runs.drain(..).flatten() {
+            f(&entry.name, entry.stats);
+        }
+        self.short.drain(&mut f);
+        self.long.drain(&mut f);
+        // The counts start again from zero.
+        self.scanned = 0;
     }
 
     /// Every name with its stats, sorted by the name's bytes, each with

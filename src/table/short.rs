@@ -319,6 +319,25 @@ impl Short {
         keyed.add(&(a, b), value, || acceptable(a, b).then_some((a, b)))
     }
 
+    /// Hands every name with its stats to `f`, in no order, and empties
+    /// the table where it is: its slots stay, and so does its budget (a
+    /// flooded table stays flooded, its keyed table empty).
+    pub(super) fn drain(&mut self, mut f: impl FnMut(&[u8], Stats)) {
+        if let Some(keyed) = &mut self.keyed {
+            for ((a, b), stats) in keyed.drain() {
+                let (bytes, len) = name(a, b);
+                f(&bytes[..len], stats);
+            }
+            return;
+        }
+        for s in self.slots.iter_mut().filter(|s| s.a | s.b != 0) {
+            let (bytes, len) = name(s.a, s.b);
+            f(&bytes[..len], s.stats());
+            *s = Slot::zeroed();
+        }
+        self.len = 0;
+    }
+
     /// Names not in their home slot: each of their rows probes on.
     #[cfg(test)]
     pub(super) fn displaced(&self) -> usize {

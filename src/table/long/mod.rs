@@ -465,6 +465,24 @@ impl Long {
         self.budget.spend(steps);
     }
 
+    /// Hands every name with its stats to `f`, in no order, and empties
+    /// the table where it is: its slots stay, and so does its budget (a
+    /// flooded table stays flooded, its keyed table empty).
+    pub(super) fn drain(&mut self, mut f: impl FnMut(&[u8], Stats)) {
+        debug_assert!(self.settled(), "a deferred row was not settled");
+        if let Some(keyed) = &mut self.keyed {
+            for (name, stats) in keyed.drain() {
+                f(&name, stats);
+            }
+            return;
+        }
+        for s in self.slots.iter_mut().filter(|s| s.count != 0) {
+            f(Key::of(s).name(), s.stats());
+            *s = Slot::zeroed();
+        }
+        self.len = 0;
+    }
+
     /// Every name with its stats, sorted by the name's bytes.
     pub(super) fn into_sorted(self) -> Vec<Entry> {
         debug_assert!(self.settled(), "a deferred row was not settled");
