@@ -6,10 +6,14 @@
 //! A thread whose table has reached its bound ([`Partitions::bound`])
 //! drains it into a [`Staging`] and hands that over: its names are put in
 //! order of partition, and each partition's share is folded into it under
-//! its lock, one small table at a time. A partition keeps its names in an
-//! arena and a `hashbrown` table of 32-byte records, keyed by a random
-//! seed as a flooded table's keyed map is, so names built to collide cost
-//! no more here.
+//! its lock, one small table at a time. A partition keeps each name with
+//! its stats as a record in an arena, found through an open-addressing
+//! index under a hash keyed by a random seed, as a flooded table's keyed
+//! map is, so names built to collide cost no more here. A share is folded
+//! a few records ahead of itself: each record's index slot, then its
+//! record, are fetched while the ones before are folded, as the fast
+//! tables' batched feed does. Arena and index are anonymous mappings, so
+//! that a partition taken out gives its memory back at once.
 //!
 //! Partitions split the names by their first 8 bytes, at splitters drawn
 //! from the first names handed over: every name of one partition sorts
@@ -24,10 +28,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use foldhash::fast::SeedableRandomState;
-use hashbrown::HashTable;
+use memmap2::MmapMut;
 
 use super::keyed::random_state;
 use super::NO_OFFSET;
+use crate::bits::prefetch;
 use crate::entry::{Entry, RawName};
 use crate::stats::Stats;
 use crate::tuning::{hand_off_names, PARTITIONS};
@@ -44,32 +49,85 @@ pub struct Partitions {
     used: AtomicBool,
 }
 
-/// One partition: its names' bytes one after the other, and a record of
-/// each name.
-#[derive(Clone, Default)]
-struct Part {
-    recs: HashTable<Rec>,
-    names: Vec<u8>,
-}
+/// Zeroed bytes in an anonymous mapping, given back when dropped.
+#[derive(Default)]
+struct Mapped(Option<MmapMut>);
 
-/// A name, `names[at..at + len]` of its partition, and its stats: 32 bytes.
-#[derive(Clone, Copy)]
-struct Rec {
-    at: usize,
-    sum: i64,
-    count: u64,
-    min: i16,
-    max: i16,
-    len: u8,
-}
-
-impl Rec {
-    fn name<'n>(&self, names: &'n [u8]) -> &'n [u8] {
-        &names[self.at..self.at + usize::from(self.len)]
+impl Mapped {
+    fn zeroed(bytes: usize) -> Mapped {
+        Mapped((bytes > 0).then(|| MmapMut::map_anon(bytes).expect("memory for a partition")))
     }
 
-    fn stats(&self) -> Stats {
-        super::stats(self.sum, self.count, self.min, self.max)
+    fn bytes(&self) -> &[u8] {
+        self.0.as_deref().unwrap_or_default()
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        self.0.as_deref_mut().unwrap_or_default()
+    }
+}
+
+impl Clone for Mapped {
+    fn clone(&self) -> Mapped {
+        let mut copy = Mapped::zeroed(self.bytes().len());
+        copy.bytes_mut().copy_from_slice(self.bytes());
+        copy
+    }
+}
+
+/// One partition: a record per name in `arena[..used]`, one after the
+/// other ([`Record`]), and an index of them: open addressing, linear
+/// probing, at most half full. A slot is 0 when empty, else the top
+/// [`TAG_BITS`] bits of the name's hash above its record's offset plus 1.
+#[derive(Clone, Default)]
+struct Part {
+    arena: Mapped,
+    used: usize,
+    index: Mapped,
+    len: usize,
+}
+
+/// Hash bits a slot keeps, so that most slots of other names are passed
+/// without reading their records; the slot's other bits are the offset.
+const TAG_BITS: u32 = 24;
+
+const OFFSET_MASK: u64 = (1 << (64 - TAG_BITS)) - 1;
+
+/// Slots of a partition's first index (`u64`s, a page).
+const FIRST_SLOTS: usize = 512;
+
+/// A record's bytes before its name: sum, count, min, max, the name's
+/// length.
+const HEAD: usize = 21;
+
+/// A record in an arena: read and written through its offset.
+struct Record;
+
+impl Record {
+    fn len(arena: &[u8], at: usize) -> usize {
+        usize::from(arena[at + 20])
+    }
+
+    fn name(arena: &[u8], at: usize) -> &[u8] {
+        &arena[at + HEAD..at + HEAD + Record::len(arena, at)]
+    }
+
+    fn stats(arena: &[u8], at: usize) -> Stats {
+        let word = |k: usize| arena[at + k..at + k + 8].try_into().unwrap();
+        let half = |k: usize| i16::from_le_bytes(arena[at + k..at + k + 2].try_into().unwrap());
+        Stats {
+            sum: i64::from_le_bytes(word(0)),
+            count: u64::from_le_bytes(word(8)),
+            min: half(16),
+            max: half(18),
+        }
+    }
+
+    fn set_stats(arena: &mut [u8], at: usize, s: &Stats) {
+        arena[at..at + 8].copy_from_slice(&s.sum.to_le_bytes());
+        arena[at + 8..at + 16].copy_from_slice(&s.count.to_le_bytes());
+        arena[at + 16..at + 18].copy_from_slice(&s.min.to_le_bytes());
+        arena[at + 18..at + 20].copy_from_slice(&s.max.to_le_bytes());
     }
 }
 
@@ -201,12 +259,7 @@ impl Partitions {
             if share.is_empty() {
                 continue;
             }
-            let mut part = lock(part);
-            for &i in share {
-                let s = &staged[i as usize];
-                let name = &names[s.at..s.at + usize::from(s.len)];
-                part.fold(&self.key, name, s.hash, &s.stats);
-            }
+            lock(part).fold_share(&self.key, share, staged, names);
         }
         names.clear();
         staged.clear();
@@ -228,15 +281,22 @@ impl Partitions {
     /// the partitions are left empty, each one's memory given back as its
     /// names are taken. Only once every thread has handed its names over.
     pub fn take_sorted(&self) -> Vec<Entry> {
-        let total = self.parts.iter().map(|p| lock(p).recs.len()).sum();
+        let total = self.parts.iter().map(|p| lock(p).len).sum();
         let mut entries = Vec::with_capacity(total);
+        let mut records = Vec::new();
         for part in &self.parts {
-            let Part { recs, names } = std::mem::take(&mut *lock(part));
-            let mut recs: Vec<Rec> = recs.into_iter().collect();
-            recs.sort_unstable_by(|a, b| a.name(&names).cmp(b.name(&names)));
-            entries.extend(recs.iter().map(|r| Entry {
-                name: RawName::from_slice(r.name(&names)),
-                stats: r.stats(),
+            let part = std::mem::take(&mut *lock(part));
+            let arena = &part.arena.bytes()[..part.used];
+            records.clear();
+            let mut at = 0;
+            while at < arena.len() {
+                records.push(at);
+                at += HEAD + Record::len(arena, at);
+            }
+            records.sort_unstable_by(|&a, &b| Record::name(arena, a).cmp(Record::name(arena, b)));
+            entries.extend(records.iter().map(|&at| Entry {
+                name: RawName::from_slice(Record::name(arena, at)),
+                stats: Record::stats(arena, at),
                 first: NO_OFFSET,
             }));
         }
@@ -244,25 +304,119 @@ impl Partitions {
     }
 }
 
+/// How many records ahead of the one being folded a share's index slots
+/// are fetched; their records are fetched half as far ahead.
+const AHEAD: usize = 16;
+
 impl Part {
+    fn slots(&self) -> &[u64] {
+        bytemuck::cast_slice(self.index.bytes())
+    }
+
+    /// Folds the staged names `share` (indexes into `staged`, whose names
+    /// are in `names`) into the partition, fetching each one's index slot
+    /// [`AHEAD`] names ahead and its record half as far.
+    fn fold_share(
+        &mut self,
+        key: &SeedableRandomState,
+        share: &[u32],
+        staged: &[Staged],
+        names: &[u8],
+    ) {
+        if self.index.bytes().is_empty() {
+            self.index = Mapped::zeroed(FIRST_SLOTS * 8);
+        }
+        for (k, &i) in share.iter().enumerate() {
+            let slots = self.slots();
+            let mask = slots.len() - 1;
+            if let Some(&j) = share.get(k + AHEAD) {
+                prefetch::<false, _>(
+                    slots
+                        .as_ptr()
+                        .wrapping_add(staged[j as usize].hash as usize & mask),
+                );
+            }
+            if let Some(&j) = share.get(k + AHEAD / 2) {
+                let slot = slots[staged[j as usize].hash as usize & mask];
+                if slot != 0 {
+                    let at = (slot & OFFSET_MASK) as usize - 1;
+                    prefetch::<false, _>(self.arena.bytes().as_ptr().wrapping_add(at));
+                }
+            }
+            let s = &staged[i as usize];
+            self.fold(
+                key,
+                &names[s.at..s.at + usize::from(s.len)],
+                s.hash,
+                &s.stats,
+            );
+        }
+    }
+
     /// Folds `stats` into the record of `name`, whose hash is `hash`.
     fn fold(&mut self, key: &SeedableRandomState, name: &[u8], hash: u64, stats: &Stats) {
-        let Part { recs, names } = self;
-        if let Some(r) = recs.find_mut(hash, |r| r.name(names) == name) {
-            let from = (stats.sum, stats.count, stats.min, stats.max);
-            super::fold(&mut r.sum, &mut r.count, &mut r.min, &mut r.max, from);
-            return;
+        let tag = hash >> (64 - TAG_BITS) << (64 - TAG_BITS);
+        let mask = self.slots().len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let slot = self.slots()[i];
+            if slot == 0 {
+                break;
+            }
+            let at = (slot & OFFSET_MASK) as usize - 1;
+            if slot & !OFFSET_MASK == tag && Record::name(self.arena.bytes(), at) == name {
+                let arena = self.arena.bytes_mut();
+                let mut folded = Record::stats(arena, at);
+                folded.merge(stats);
+                Record::set_stats(arena, at, &folded);
+                return;
+            }
+            i = (i + 1) & mask;
         }
-        let rec = Rec {
-            at: names.len(),
-            sum: stats.sum,
-            count: stats.count,
-            min: stats.min,
-            max: stats.max,
-            len: name.len() as u8,
-        };
-        names.extend_from_slice(name);
-        recs.insert_unique(hash, rec, |r| key.hash_one(r.name(names)));
+        let at = self.push(name, stats);
+        bytemuck::cast_slice_mut::<u8, u64>(self.index.bytes_mut())[i] = tag | (at as u64 + 1);
+        self.len += 1;
+        if 2 * self.len > mask + 1 {
+            self.grow_index(key);
+        }
+    }
+
+    /// Appends a record of `name` and `stats` to the arena, grown by half
+    /// when full; returns its offset.
+    fn push(&mut self, name: &[u8], stats: &Stats) -> usize {
+        let at = self.used;
+        let end = at + HEAD + name.len();
+        if end > self.arena.bytes().len() {
+            let mut grown = Mapped::zeroed((end + end / 2).max(4096));
+            grown.bytes_mut()[..at].copy_from_slice(&self.arena.bytes()[..at]);
+            self.arena = grown;
+        }
+        let arena = self.arena.bytes_mut();
+        Record::set_stats(arena, at, stats);
+        arena[at + 20] = name.len() as u8;
+        arena[at + HEAD..end].copy_from_slice(name);
+        self.used = end;
+        at
+    }
+
+    /// Doubles the index, placing every record anew from its name's hash,
+    /// walking the arena in order.
+    fn grow_index(&mut self, key: &SeedableRandomState) {
+        let n = 2 * self.slots().len();
+        let mut index = Mapped::zeroed(n * 8);
+        let slots: &mut [u64] = bytemuck::cast_slice_mut(index.bytes_mut());
+        let arena = &self.arena.bytes()[..self.used];
+        let mut at = 0;
+        while at < arena.len() {
+            let hash = key.hash_one(Record::name(arena, at));
+            let mut i = hash as usize & (n - 1);
+            while slots[i] != 0 {
+                i = (i + 1) & (n - 1);
+            }
+            slots[i] = hash >> (64 - TAG_BITS) << (64 - TAG_BITS) | (at as u64 + 1);
+            at += HEAD + Record::len(arena, at);
+        }
+        self.index = index;
     }
 }
 
@@ -344,7 +498,7 @@ mod tests {
             );
         }
         parts.hand_off(&mut staging);
-        let sizes: Vec<usize> = parts.parts.iter().map(|p| lock(p).recs.len()).collect();
+        let sizes: Vec<usize> = parts.parts.iter().map(|p| lock(p).len).collect();
         assert!(sizes.iter().all(|&n| (90..=110).contains(&n)), "{sizes:?}");
         // Prefixes keep the names' order.
         assert!(prefix(b"ab") <= prefix(b"ab\0"));
