@@ -137,8 +137,8 @@ impl Record {
 pub struct Staging {
     names: Vec<u8>,
     staged: Vec<Staged>,
-    /// The indexes of `staged`, in order of partition.
-    order: Vec<u32>,
+    /// `staged`, in order of partition: each share is then read in order.
+    sorted: Vec<Staged>,
 }
 
 /// A staged name, `names[at..at + len]` of its [`Staging`], its stats, and
@@ -246,24 +246,23 @@ impl Partitions {
         let Staging {
             names,
             staged,
-            order,
+            sorted,
         } = staging;
-        order.resize(staged.len(), 0);
+        sorted.clone_from(staged);
         let mut next = counts.clone();
-        for (i, s) in staged.iter().enumerate() {
-            order[next[s.part as usize] as usize] = i as u32;
+        for s in staged.iter() {
+            sorted[next[s.part as usize] as usize] = *s;
             next[s.part as usize] += 1;
         }
         for (k, part) in self.parts.iter().enumerate() {
-            let share = &order[counts[k] as usize..counts[k + 1] as usize];
-            if share.is_empty() {
-                continue;
+            let share = &sorted[counts[k] as usize..counts[k + 1] as usize];
+            if !share.is_empty() {
+                lock(part).fold_share(&self.key, share, names);
             }
-            lock(part).fold_share(&self.key, share, staged, names);
         }
         names.clear();
         staged.clear();
-        order.clear();
+        sorted.clear();
     }
 
     /// Splitters that cut the names staged into partitions of about equal
@@ -313,37 +312,27 @@ impl Part {
         bytemuck::cast_slice(self.index.bytes())
     }
 
-    /// Folds the staged names `share` (indexes into `staged`, whose names
-    /// are in `names`) into the partition, fetching each one's index slot
-    /// [`AHEAD`] names ahead and its record half as far.
-    fn fold_share(
-        &mut self,
-        key: &SeedableRandomState,
-        share: &[u32],
-        staged: &[Staged],
-        names: &[u8],
-    ) {
+    /// Folds the staged names `share` (their names in `names`) into the
+    /// partition, fetching each one's index slot [`AHEAD`] names ahead,
+    /// and its record and name half as far.
+    fn fold_share(&mut self, key: &SeedableRandomState, share: &[Staged], names: &[u8]) {
         if self.index.bytes().is_empty() {
             self.index = Mapped::zeroed(FIRST_SLOTS * 8);
         }
-        for (k, &i) in share.iter().enumerate() {
+        for (k, s) in share.iter().enumerate() {
             let slots = self.slots();
             let mask = slots.len() - 1;
-            if let Some(&j) = share.get(k + AHEAD) {
-                prefetch::<false, _>(
-                    slots
-                        .as_ptr()
-                        .wrapping_add(staged[j as usize].hash as usize & mask),
-                );
+            if let Some(next) = share.get(k + AHEAD) {
+                prefetch::<false, _>(slots.as_ptr().wrapping_add(next.hash as usize & mask));
             }
-            if let Some(&j) = share.get(k + AHEAD / 2) {
-                let slot = slots[staged[j as usize].hash as usize & mask];
+            if let Some(next) = share.get(k + AHEAD / 2) {
+                prefetch::<false, _>(names.as_ptr().wrapping_add(next.at));
+                let slot = slots[next.hash as usize & mask];
                 if slot != 0 {
                     let at = (slot & OFFSET_MASK) as usize - 1;
                     prefetch::<false, _>(self.arena.bytes().as_ptr().wrapping_add(at));
                 }
             }
-            let s = &staged[i as usize];
             self.fold(
                 key,
                 &names[s.at..s.at + usize::from(s.len)],
