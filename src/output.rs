@@ -165,25 +165,77 @@ pub fn render(summary: &Summary, format: Format) -> Vec<u8> {
 /// thread's start costs more than a part this small takes to render.
 const PARALLEL_STATIONS: usize = 1 << 16;
 
+/// Stations [`write_parts`] renders at a time: the text of one round is
+/// all the output held in memory, where five million stations' whole text
+/// took a third of a run's peak memory beside the summary itself
+/// (docs/PERFORMANCE.md, *Memory*).
+const ROUND_STATIONS: usize = 1 << 20;
+
 /// [`render`] cut into up to `threads` parts rendered side by side, to be
 /// written one after the other: a million stations rendered on one
 /// thread kept the others idle once the aggregation had finished
 /// (docs/PERFORMANCE.md, *How data flows*).
 pub fn render_parts(summary: &Summary, format: Format, threads: usize) -> Vec<Vec<u8>> {
-    let stations = &summary.stations;
-    let total = stations.len();
-    if threads <= 1 || total < PARALLEL_STATIONS {
-        return vec![render(summary, format)];
+    render_range(summary, format, threads, 0..summary.stations.len())
+}
+
+/// [`render_parts`] of the stations `range` alone, each part with the
+/// separators, head and tail its place in the whole calls for.
+fn render_range(
+    summary: &Summary,
+    format: Format,
+    threads: usize,
+    range: std::ops::Range<usize>,
+) -> Vec<Vec<u8>> {
+    let total = summary.stations.len();
+    let stations = &summary.stations[range.clone()];
+    if threads <= 1 || stations.len() < PARALLEL_STATIONS {
+        return vec![render_part(format, stations, range.start, total)];
     }
-    let per = total.div_ceil(threads);
+    let per = stations.len().div_ceil(threads);
     std::thread::scope(|s| {
         let parts: Vec<_> = (stations.chunks(per).enumerate())
-            .map(|(k, part)| s.spawn(move || render_part(format, part, k * per, total)))
+            .map(|(k, part)| {
+                s.spawn(move || render_part(format, part, range.start + k * per, total))
+            })
             .collect();
         (parts.into_iter())
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     })
+}
+
+/// Writes `summary` as [`render_parts`] renders it, with up to `threads`
+/// threads, at most [`ROUND_STATIONS`] stations at a time.
+pub fn write_parts(
+    summary: &Summary,
+    format: Format,
+    threads: usize,
+    w: impl Write,
+) -> io::Result<()> {
+    write_rounds(summary, format, threads, ROUND_STATIONS, w)
+}
+
+/// [`write_parts`] in rounds of `round` stations.
+fn write_rounds(
+    summary: &Summary,
+    format: Format,
+    threads: usize,
+    round: usize,
+    mut w: impl Write,
+) -> io::Result<()> {
+    let total = summary.stations.len();
+    let mut from = 0;
+    loop {
+        let to = total.min(from + round);
+        for part in render_range(summary, format, threads, from..to) {
+            w.write_all(&part)?;
+        }
+        if to == total {
+            return w.flush();
+        }
+        from = to;
+    }
 }
 
 /// Renders `stations`, the ones from index `first` on of `total`, with
@@ -450,6 +502,30 @@ mod tests {
             "{a=-1.3/-1.2/-1.2, b=1.2/1.3/1.3, c=-0.1/0.0/0.0, d=0.0/0.0/0.0, \
              e=-50.0/-49.6/-47.3}\n"
         );
+    }
+
+    #[test]
+    fn rounds_written_one_after_another_make_the_whole() {
+        // Rounds of 3 and 70,000 stations (the last rendered in parts side
+        // by side), and none at all.
+        let mut big = Summary::default();
+        for k in 0..150_000i64 {
+            let stats = Stats::new((k % 1999 - 999) as i16);
+            big.stations.push((format!("s{k:06}").into(), stats));
+        }
+        for summary in [summary(), big, Summary::default()] {
+            for (_, format) in Format::ALL {
+                let whole = render(&summary, format);
+                for (threads, round) in [(1, 3), (3, 3), (2, 70_000), (4, 1 << 20)] {
+                    let mut out = Vec::new();
+                    write_rounds(&summary, format, threads, round, &mut out).unwrap();
+                    assert!(
+                        out == whole,
+                        "{format:?}, {threads} threads, rounds of {round}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

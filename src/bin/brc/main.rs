@@ -263,12 +263,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
 
 /// Prints `summary` to stdout, rendered by up to `threads` threads.
 fn print(summary: &Summary, format: Format, threads: usize) -> io::Result<()> {
-    let parts = brc::output::render_parts(summary, format, threads);
-    let mut stdout = io::stdout().lock();
-    for part in parts {
-        stdout.write_all(&part)?;
-    }
-    stdout.flush()
+    brc::output::write_parts(summary, format, threads, io::stdout().lock())
 }
 
 fn main() -> ExitCode {
