@@ -166,8 +166,8 @@ pub fn render(summary: &Summary, format: Format) -> Vec<u8> {
 const PARALLEL_STATIONS: usize = 1 << 16;
 
 /// Stations [`write_parts`] renders at a time: the text of one round is
-/// all the output held in memory, where five million stations' whole text
-/// took a third of a run's peak memory beside the summary itself
+/// all the output held in memory, where millions of stations' whole text
+/// beside the summary was a large part of a run's peak memory
 /// (docs/PERFORMANCE.md, *Memory*).
 const ROUND_STATIONS: usize = 1 << 20;
 

@@ -9,10 +9,9 @@
 //! its lock, one small table at a time. A partition keeps each name with
 //! its stats as a record in an arena, found through an open-addressing
 //! index under a hash keyed by a random seed, as a flooded table's keyed
-//! map is, so names built to collide cost no more here. A share is folded
-//! a few records ahead of itself: each record's index slot, then its
-//! record, are fetched while the ones before are folded, as the fast
-//! tables' batched feed does. Arena and index are anonymous mappings, so
+//! map is, so names built to collide cost no more here. A share's index
+//! slots, then its records, are fetched a few names ahead of their folds,
+//! as the fast tables' batched feed fetches its slots. Arena and index are anonymous mappings, so
 //! that a partition taken out gives its memory back at once.
 //!
 //! Partitions split the names by their first 8 bytes, at splitters drawn
