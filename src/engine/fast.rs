@@ -165,7 +165,7 @@ impl<const SWAR: bool> Accumulator for HandWritten<SWAR> {
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault> {
         let mut p = 0;
         // The body: every line starting at least PAD bytes before the end,
-        // `STRETCH` bytes at a time.
+        // a stretch (at most `STRETCH` bytes) at a time.
         if let Some(limit) = chunk.len().checked_sub(PAD) {
             while p < limit {
                 let (from, names) = (p, self.table.len());
