@@ -37,6 +37,11 @@ pub(crate) const STRETCH: usize = 4 << 20;
 /// stream's position stays in a register.
 pub(crate) const STREAMS: usize = 3;
 
+/// How many stretches of a chunk the lanes feed parses side by side, a
+/// line of each per round: the four values of one AVX2 vector
+/// (docs/PERFORMANCE.md, *The scanner*).
+pub(crate) const LANES: usize = 4;
+
 /// Bytes of each stream the plain feed takes between two looks at the
 /// table's size: a few thousand rows, so that a table outgrowing the L2
 /// cache is fed plainly for at most a few thousand rows more, while the

@@ -13,23 +13,23 @@ use crate::entry::Entry;
 use crate::error::Fault;
 use crate::parse::{self, MAX_LINE_LEN};
 use crate::scan::{self, Dispatch, PAD};
-use crate::table::{Partitions, Staging, Table};
-use crate::tuning::{FIRST_PACE, STREAMS, STRETCH};
+use crate::table::{Adder, Partitions, Staging, Table};
+use crate::tuning::{FIRST_PACE, STRETCH};
 
 /// Bytes scanned per call of the scanner: a bound for the table's counts
 /// (see [`Table::adder`]), far above any chunk size in practice.
 const PIECE: usize = 1 << 30;
 
-/// Where to cut the lines that start in `chunk[from..limit]` into
-/// [`STREAMS`] stretches: after the first `\n` at or after each even split
-/// point. `None` if a split point has no `\n` within a valid line's length:
+/// Where to cut the lines that start in `chunk[from..limit]` into `N`
+/// stretches: after the first `\n` at or after each even split point.
+/// `None` if a split point has no `\n` within a valid line's length:
 /// a chunk can be one malformed line of any length (a driver's chunk
 /// ends with such a line), which must not be read through; then it is
 /// read as one stretch.
-fn cuts(chunk: &[u8], from: usize, limit: usize) -> Option<[usize; STREAMS - 1]> {
-    let mut cuts = [0; STREAMS - 1];
-    for (k, cut) in cuts.iter_mut().enumerate() {
-        let at = from + (limit - from) / STREAMS * (k + 1);
+fn cuts<const N: usize>(chunk: &[u8], from: usize, limit: usize) -> Option<[usize; N]> {
+    let mut cuts = [limit; N];
+    for (k, cut) in cuts[..N - 1].iter_mut().enumerate() {
+        let at = from + (limit - from) / N * (k + 1);
         let near = &chunk[at..limit.min(at + MAX_LINE_LEN + 1)];
         *cut = at + memchr::memchr(b'\n', near)? + 1;
     }
@@ -139,6 +139,33 @@ impl<const SWAR: bool> HandWritten<SWAR> {
         Ok(p)
     }
 
+    /// Parses the lines starting in `p..stop` as `N` stretches side by
+    /// side by `scan`, then finishes each stretch in turn: in input order,
+    /// so the first fault found is the chunk's first. Returns the first
+    /// line start at or after `stop`.
+    fn side_by_side<const N: usize>(
+        &mut self,
+        chunk: &[u8],
+        p: usize,
+        stop: usize,
+        offset: usize,
+        scan: impl FnOnce(&mut Adder, &mut [usize; N], &[usize; N]),
+    ) -> Result<usize, Fault> {
+        let mut ends = [stop; N];
+        let mut starts = [stop; N];
+        starts[0] = p;
+        if let Some(cuts) = cuts::<N>(chunk, p, stop) {
+            ends = cuts;
+            starts[1..].copy_from_slice(&cuts[..N - 1]);
+            scan(&mut self.table.adder(stop - p + PAD), &mut starts, &ends);
+        }
+        let mut p = p;
+        for (&start, &end) in starts.iter().zip(&ends) {
+            p = self.finish(chunk, start.max(p), end, offset)?;
+        }
+        Ok(p)
+    }
+
     /// Parses the line at `p` with the strict parser; returns where the
     /// next line starts.
     #[cold]
@@ -170,20 +197,18 @@ impl<const SWAR: bool> Accumulator for HandWritten<SWAR> {
             while p < limit {
                 let (from, names) = (p, self.table.len());
                 let stop = limit.min(p + self.stretch());
-                // Parsed side by side, then each stretch finished in turn: in
-                // input order, so the first fault found is the chunk's first.
-                let mut ends = [stop; STREAMS];
-                let mut starts = [stop; STREAMS];
-                starts[0] = p;
-                if let Some(cuts) = cuts(chunk, p, stop) {
-                    ends[..STREAMS - 1].copy_from_slice(&cuts);
-                    starts[1..].copy_from_slice(&cuts);
-                    let mut adder = self.table.adder(stop - p + PAD);
-                    scan::scan_lockstep(Self::DISPATCH, &mut adder, chunk, &mut starts, &ends);
-                }
-                for (&start, &end) in starts.iter().zip(&ends) {
-                    p = self.finish(chunk, start.max(p), end, offset)?;
-                }
+                // The lanes feed while the table fits the L2 cache; the
+                // batched one of `scan_lockstep` past it.
+                let big = self.table.adder(stop - p + PAD).is_big();
+                p = if scan::has_lanes(Self::DISPATCH) && !big {
+                    self.side_by_side(chunk, p, stop, offset, |adder, ps, ends| {
+                        scan::scan_lanes(Self::DISPATCH, adder, chunk, ps, ends)
+                    })?
+                } else {
+                    self.side_by_side(chunk, p, stop, offset, |adder, ps, ends| {
+                        scan::scan_lockstep(Self::DISPATCH, adder, chunk, ps, ends)
+                    })?
+                };
                 self.stretched(p - from, names);
             }
         }

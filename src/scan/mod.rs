@@ -41,7 +41,7 @@ use self::line::lines;
 use self::swar::Swar;
 pub use self::value::parse_value;
 use crate::table::Adder;
-use crate::tuning::{BATCH_ODD_STRETCHES, SLICE, STREAMS};
+use crate::tuning::{BATCH_ODD_STRETCHES, LANES, SLICE, STREAMS};
 
 /// Bytes a line read may touch past its start: four 32-byte windows reach
 /// past the longest name (100 bytes), and the value's 8-byte read ends at
@@ -124,7 +124,10 @@ pub(crate) fn scan_lockstep(
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
-    let batched = adder.is_big() || (BATCH_ODD_STRETCHES && ends[STREAMS - 1] % 2 == 1);
+    // With AVX2 only a big table comes here: a smaller one goes to
+    // `scan_lanes`.
+    let batched =
+        avx2(dispatch) || adder.is_big() || (BATCH_ODD_STRETCHES && ends[STREAMS - 1] % 2 == 1);
     if batched || plain_in_slices(dispatch, adder, buf, ps, ends, SLICE) {
         scan_lockstep_as(dispatch, Feed::Batched, adder, buf, ps, ends);
     }
@@ -161,6 +164,57 @@ fn plain_in_slices(
     }
 }
 
+/// Whether [`scan_lanes`] runs for `dispatch` on this CPU: it needs AVX2.
+pub(crate) fn has_lanes(dispatch: Dispatch) -> bool {
+    avx2(dispatch)
+}
+
+/// [`scan_lockstep`] for [`LANES`] stretches, a line of each per round,
+/// their values parsed together in vectors (docs/PERFORMANCE.md, *The
+/// scanner*). Returns as soon as any stretch is done or meets a line the
+/// scanner does not accept, or the table outgrows the L2 cache (from where
+/// the batched feed of [`scan_lockstep`] serves it better), with every
+/// `ps[k]` at the first line of stretch `k` not yet added.
+///
+/// # Panics
+/// If some `ends[k] + PAD > buf.len()`, or `!has_lanes(dispatch)`.
+pub(crate) fn scan_lanes(
+    dispatch: Dispatch,
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; LANES],
+    ends: &[usize; LANES],
+) {
+    assert!(ends.iter().all(|e| e.saturating_add(PAD) <= buf.len()));
+    assert!(has_lanes(dispatch), "the lanes feed needs AVX2");
+    #[cfg(target_arch = "x86_64")]
+    {
+        let starts = *ps;
+        // SAFETY: bounds and AVX2 (with BMI) asserted above.
+        unsafe { x86_64::lanes_avx2(adder, buf, ps, ends) };
+        settle_streams(adder, buf, &starts, ps, ends);
+    }
+}
+
+/// Moves back to it the stream of a refused long row, which the AVX2
+/// kernel learns of when its scan ends (see [`x86_64::settle`]): the
+/// streams started at `starts`.
+#[cfg(target_arch = "x86_64")]
+fn settle_streams<const N: usize>(
+    adder: &mut Adder,
+    buf: &[u8],
+    starts: &[usize; N],
+    ps: &mut [usize; N],
+    ends: &[usize; N],
+) {
+    if let Some(at) = x86_64::settle(adder, buf) {
+        let k = (0..N)
+            .find(|&k| starts[k] <= at && at < ends[k])
+            .expect("a deferred row lies in its stream");
+        ps[k] = ps[k].min(at);
+    }
+}
+
 /// [`scan_lockstep`], feeding rows as `feed` says.
 fn scan_lockstep_as(
     dispatch: Dispatch,
@@ -177,17 +231,11 @@ fn scan_lockstep_as(
         // SAFETY: bounds asserted above, AVX2 and BMI detected at run time.
         unsafe {
             match feed {
-                Feed::Plain => x86_64::lockstep_avx2(adder, buf, ps, ends),
+                Feed::Plain => unreachable!("the plain feed with AVX2 is `scan_lanes`"),
                 Feed::Batched => x86_64::batched_avx2(adder, buf, ps, ends),
             }
         };
-        // A refused long row comes before its stream's position.
-        if let Some(at) = x86_64::settle(adder, buf) {
-            let k = (0..STREAMS)
-                .find(|&k| starts[k] <= at && at < ends[k])
-                .expect("a deferred row lies in its stream");
-            ps[k] = ps[k].min(at);
-        }
+        settle_streams(adder, buf, &starts, ps, ends);
         return;
     }
     // SAFETY: bounds asserted above; SWAR needs no CPU feature.
@@ -208,7 +256,8 @@ mod tests {
 
     /// Every way of feeding [`scan_lockstep`]'s streams, with both
     /// kernels, on the same chunk: each feed over the whole stretch, and
-    /// the plain one in slices of any size ([`plain_in_slices`]). They may
+    /// the plain one in slices of any size ([`plain_in_slices`]); and
+    /// [`scan_lanes`] over its [`LANES`] stretches, if the CPU has AVX2. They may
     /// stop at different places (a batched feed, or a pending long row,
     /// learns that a table refuses a name later, when the other streams
     /// have moved on; a slice can end in the round where a stream meets a
@@ -220,6 +269,39 @@ mod tests {
     /// after it: the strict parser then reports the fault, so they are moot
     /// (see [`x86_64::settle`]).
     fn lockstep_every_way(chunk: &[u8]) {
+        for dispatch in [Dispatch::Best, Dispatch::Swar] {
+            // Each feed over the whole stretch, and the plain one in slices
+            // of a byte or more; with AVX2, the batched feed alone.
+            let limit = chunk.len() - PAD;
+            let slices = [1, 7, 64, limit / 5 + 1].map(|n| (Feed::Plain, Some(n)));
+            let plain = [(Feed::Plain, None)].into_iter().chain(slices);
+            let plain = plain.filter(|_| !avx2(dispatch));
+            for (feed, slice) in [(Feed::Batched, None)].into_iter().chain(plain) {
+                let label = format!("{dispatch:?}, {feed:?}, slices {slice:?}");
+                side_by_side::<STREAMS>(chunk, &label, |adder, ps, ends| match slice {
+                    None => scan_lockstep_as(dispatch, feed, adder, chunk, ps, ends),
+                    Some(n) => {
+                        let big = plain_in_slices(dispatch, adder, chunk, ps, ends, n);
+                        assert!(!big, "a small table");
+                    }
+                });
+            }
+        }
+        if has_lanes(Dispatch::Best) {
+            side_by_side::<LANES>(chunk, "lanes", |adder, ps, ends| {
+                scan_lanes(Dispatch::Best, adder, chunk, ps, ends)
+            });
+        }
+    }
+
+    /// Cuts `chunk` (its last `PAD` bytes padding) into `N` stretches at
+    /// line starts, runs `scan` over them side by side, and checks where
+    /// it stopped (see [`lockstep_every_way`]).
+    fn side_by_side<const N: usize>(
+        chunk: &[u8],
+        label: &str,
+        scan: impl FnOnce(&mut Adder, &mut [usize; N], &[usize; N]),
+    ) {
         let limit = chunk.len() - PAD;
         let cut = |at: usize| {
             at + chunk[at..limit]
@@ -227,60 +309,46 @@ mod tests {
                 .position(|&c| c == b'\n')
                 .map_or(limit - at, |i| i + 1)
         };
-        let starts = [0, cut(limit / 3), cut(2 * limit / 3)];
-        let ends = [starts[1], starts[2], limit];
-        for dispatch in [Dispatch::Best, Dispatch::Swar] {
-            // Each feed over the whole stretch, and the plain one in slices
-            // of a byte or more.
-            let slices = [1, 7, 64, limit / 5 + 1].map(|n| (Feed::Plain, Some(n)));
-            for (feed, slice) in [(Feed::Plain, None), (Feed::Batched, None)]
-                .into_iter()
-                .chain(slices)
-            {
-                let mut table = Table::default();
-                let mut ps = starts;
-                let mut adder = table.adder(chunk.len());
-                match slice {
-                    None => scan_lockstep_as(dispatch, feed, &mut adder, chunk, &mut ps, &ends),
-                    Some(n) => {
-                        let big = plain_in_slices(dispatch, &mut adder, chunk, &mut ps, &ends, n);
-                        assert!(!big, "a small table");
-                    }
-                }
-                let mut want = std::collections::BTreeMap::<Vec<u8>, Stats>::new();
-                let mut faulted = false;
-                for k in 0..STREAMS {
-                    assert!(starts[k] <= ps[k] && ps[k] <= ends[k]);
-                    let mut p = starts[k];
-                    while p < ps[k] {
-                        let (line, next) = crate::parse::line_at(chunk, p);
-                        let (name, value) =
-                            crate::parse::parse_line(line).expect("added rows are valid");
-                        want.entry(name.to_vec())
-                            .and_modify(|s| s.add(value))
-                            .or_insert(Stats::new(value));
-                        p = next;
-                    }
-                    assert_eq!(p, ps[k], "a stream stops at a line start");
-                    if p < ends[k] {
-                        let (line, _) = crate::parse::line_at(chunk, p);
-                        let valid = crate::parse::parse_line(line)
-                            .and_then(|(name, _)| crate::parse::check_name(name));
-                        faulted |= valid.is_err();
-                    }
-                }
-                let got: std::collections::BTreeMap<Vec<u8>, Stats> = (table.into_sorted())
-                    .into_iter()
-                    .map(|e| (e.name.into_vec(), e.stats))
-                    .collect();
-                if !faulted {
-                    assert_eq!(got, want, "{dispatch:?}, {feed:?}, slices {slice:?}");
-                } else {
-                    for (name, s) in &want {
-                        let counted = got.get(name).map_or(0, |g| g.count);
-                        assert!(counted >= s.count, "{dispatch:?}, {feed:?}: {name:?}");
-                    }
-                }
+        let mut starts = [0; N];
+        for k in 1..N {
+            starts[k] = cut(limit * k / N).max(starts[k - 1]);
+        }
+        let ends: [usize; N] =
+            std::array::from_fn(|k| if k + 1 < N { starts[k + 1] } else { limit });
+        let mut table = Table::default();
+        let mut ps = starts;
+        scan(&mut table.adder(chunk.len()), &mut ps, &ends);
+        let mut want = std::collections::BTreeMap::<Vec<u8>, Stats>::new();
+        let mut faulted = false;
+        for k in 0..N {
+            assert!(starts[k] <= ps[k] && ps[k] <= ends[k], "{label}");
+            let mut p = starts[k];
+            while p < ps[k] {
+                let (line, next) = crate::parse::line_at(chunk, p);
+                let (name, value) = crate::parse::parse_line(line).expect("added rows are valid");
+                want.entry(name.to_vec())
+                    .and_modify(|s| s.add(value))
+                    .or_insert(Stats::new(value));
+                p = next;
+            }
+            assert_eq!(p, ps[k], "{label}: a stream stops at a line start");
+            if p < ends[k] {
+                let (line, _) = crate::parse::line_at(chunk, p);
+                let valid = crate::parse::parse_line(line)
+                    .and_then(|(name, _)| crate::parse::check_name(name));
+                faulted |= valid.is_err();
+            }
+        }
+        let got: std::collections::BTreeMap<Vec<u8>, Stats> = (table.into_sorted())
+            .into_iter()
+            .map(|e| (e.name.into_vec(), e.stats))
+            .collect();
+        if !faulted {
+            assert_eq!(got, want, "{label}");
+        } else {
+            for (name, s) in &want {
+                let counted = got.get(name).map_or(0, |g| g.count);
+                assert!(counted >= s.count, "{label}: {name:?}");
             }
         }
     }

@@ -13,7 +13,7 @@ use crate::table::Adder;
 /// # Safety
 /// `p` must be valid for reads of 16 bytes.
 #[inline(always)]
-unsafe fn load_words(p: *const u8) -> (u64, u64) {
+pub(super) unsafe fn load_words(p: *const u8) -> (u64, u64) {
     let (w0, w1): (u64, u64);
     // SAFETY: the caller guarantees 16 readable bytes at `p`; x86 loads
     // need no alignment; the asm only reads memory and touches no

@@ -1,0 +1,255 @@
+//! The lanes feed: [`LANES`] stretches side by side, a line of each per
+//! round, the round's values parsed and checked together in one AVX2
+//! vector (docs/PERFORMANCE.md, *The scanner*).
+//!
+//! Across lines, not within one: each line's `;` is still found by its own
+//! 32-byte compare and its row added to the table in turn, but the values'
+//! bytes, which took a good share of a row's instructions to check and
+//! read one line at a time, are checked, read and signed for four lines
+//! by the same few vector instructions. The rows are added in lane order,
+//! so two lanes meeting one name in a round need nothing special. Eight
+//! lanes in two vectors took more instructions per row, not fewer: their
+//! state no longer fit the registers.
+
+use std::arch::x86_64::*;
+
+use super::avx2::{load_words, Avx2};
+use crate::bits::load;
+use crate::parse::MAX_LINE_LEN;
+use crate::scan::kernel::Kernel;
+use crate::table::{Adder, SHORT};
+use crate::tuning::LANES;
+
+/// The most bytes a line the scanner takes spans, its `\n` included.
+const LINE_SPAN: usize = MAX_LINE_LEN + 1;
+
+/// For a name of `len <= SHORT` bytes, the bits of its two key words to
+/// keep: the name and its `;`.
+static KEY_MASKS: [[u64; 2]; SHORT + 1] = {
+    let mut masks = [[0; 2]; SHORT + 1];
+    let mut len = 0;
+    while len <= SHORT {
+        let bits = 8 * (len as u32 + 1);
+        masks[len][0] = if bits >= 64 { !0 } else { (1 << bits) - 1 };
+        masks[len][1] = match bits {
+            0..=64 => 0,
+            128 => !0,
+            _ => (1 << (bits - 64)) - 1,
+        };
+        len += 1;
+    }
+    masks
+};
+
+/// Four values parsed at once: each lane the 8 bytes after a `;`.
+struct Values {
+    /// The values in tenths.
+    tenths: __m256i,
+    /// Bytes each took, `\n` included, and the `;` before it.
+    used: __m256i,
+    /// Bits `8k..8k + 5` set where lane `k`'s bytes are not a value.
+    bad: u32,
+}
+
+/// Parses four values, one per 64-bit lane of `w`, each the 8 bytes after
+/// a `;`, as [`parse_value`](crate::scan::parse_value) does one: a lane
+/// passes when its bytes are `-?\d{1,2}\.\d\n`.
+///
+/// A `-` is shifted out and a one-digit value shifted up behind a `0`, so
+/// that every value then has the form `dd.d\n`: one compare checks the
+/// five bytes of all four, and one multiply-add weighs their digits.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn parse4(w: __m256i) -> Values {
+    let byte = |b: u8, at: u32| _mm256_set1_epi64x(i64::from(b) << at);
+    let eight = _mm256_set1_epi64x(8);
+    // -1 in a negative value's lane.
+    let minus = _mm256_cmpeq_epi64(_mm256_and_si256(w, byte(0xff, 0)), byte(b'-', 0));
+    let u = _mm256_srlv_epi64(w, _mm256_and_si256(minus, eight));
+    // -1 in a lane of one digit before the `.`.
+    let short = _mm256_cmpeq_epi64(_mm256_and_si256(u, byte(0xff, 8)), byte(b'.', 8));
+    let v = _mm256_or_si256(
+        _mm256_sllv_epi64(u, _mm256_and_si256(short, eight)),
+        _mm256_and_si256(short, byte(b'0', 0)),
+    );
+    // `dd.d\n` XOR this is the digits' values in bytes 0, 1 and 3 and zero
+    // in bytes 2 and 4; adding 0x76 to a digit byte, 0x7f to the others,
+    // sets bit 7 in any byte out of its range (saturating: a byte of 0x80
+    // or more sets it too).
+    let t = _mm256_xor_si256(v, _mm256_set1_epi64x(0x000a_302e_3030));
+    let limits = _mm256_set1_epi64x(0x007f_767f_7676);
+    let bad = _mm256_movemask_epi8(_mm256_adds_epu8(t, limits)) as u32 & 0x1f1f_1f1f;
+    // 100 · t0 + 10 · t1 and t3 as 16-bit pairs, then their sum.
+    let pairs = _mm256_maddubs_epi16(t, _mm256_set1_epi64x(0x0100_0a64));
+    let abs = _mm256_madd_epi16(pairs, _mm256_set1_epi64x(0x0001_0001));
+    Values {
+        tenths: _mm256_sub_epi64(_mm256_xor_si256(abs, minus), minus),
+        used: _mm256_add_epi64(_mm256_sub_epi64(_mm256_set1_epi64x(6), minus), short),
+        bad,
+    }
+}
+
+/// The 8-byte words at `q[0..4]`, one per lane.
+///
+/// # Safety
+/// Each `q[k]` must be valid for reads of 8 bytes.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn words4(q: &[*const u8; 4]) -> __m256i {
+    // SAFETY: forwarded from the caller (`load` reads 8 bytes).
+    let w = |k: usize| unsafe { load(q[k]) } as i64;
+    _mm256_set_epi64x(w(3), w(2), w(1), w(0))
+}
+
+/// Adds lane `k`'s row, its `;` at `len[k]` and, for a short name, its
+/// value parsed in `tenths[k]` and `used[k]` (bytes from the `;` to the
+/// next line) unless `bad` says it is not one, and moves the lane to its
+/// next line; `false` if the scanner does not take the row.
+///
+/// # Safety
+/// `p[k]` valid for reads of PAD bytes until the scan returns, and the
+/// CPU has AVX2 and BMI.
+#[inline(always)]
+unsafe fn row(
+    adder: &mut Adder,
+    p: &mut [*const u8; LANES],
+    k: usize,
+    len: &[usize; LANES],
+    bad: u32,
+    tenths: &[i64; LANES],
+    used: &[u64; LANES],
+) -> bool {
+    let next = if len[k] <= SHORT {
+        if bad & 0x1f << (8 * k) != 0 {
+            return false;
+        }
+        // SAFETY: 16 readable bytes at `p[k]` (forwarded from the caller).
+        let (w0, w1) = unsafe { load_words(p[k]) };
+        let [ma, mb] = KEY_MASKS[len[k]];
+        // Volatile reads, each one load: a plain one was served by moving
+        // the value out of the vector the compiler kept on the stack.
+        // SAFETY: reads of a local array's element.
+        let (value, used) = unsafe {
+            (
+                std::ptr::read_volatile(&tenths[k]),
+                std::ptr::read_volatile(&used[k]),
+            )
+        };
+        if !adder.add_short(w0 & ma, w1 & mb, value) {
+            return false;
+        }
+        used as usize + len[k]
+    } else {
+        // SAFETY: forwarded from the caller.
+        match unsafe { Avx2::long_line(adder, p[k], len[k]) } {
+            Some(n) => n,
+            None => return false,
+        }
+    };
+    p[k] = p[k].wrapping_add(next);
+    true
+}
+
+/// Parses [`LANES`] stretches of lines side by side, one line of each per
+/// round: lane `k` from `ps[k]` while its lines start before `ends[k]`.
+/// Returns as soon as any lane is done, meets a line the scanner does not
+/// take, or the short table outgrows the L2 cache, with every `ps[k]` at
+/// the first line of lane `k` not yet added; rows of long names are added
+/// a row late, as [`Avx2::add_long`] says.
+///
+/// # Safety
+/// `ends[k] + PAD <= buf.len()` for every `k`, and the CPU has AVX2 and
+/// BMI.
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+pub(super) unsafe fn lanes(
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; LANES],
+    ends: &[usize; LANES],
+) {
+    let base = buf.as_ptr();
+    let mut p = ps.map(|i| base.wrapping_add(i));
+    let e = ends.map(|i| base.wrapping_add(i));
+    let semicolon = _mm256_set1_epi8(b';' as i8);
+    'scan: loop {
+        // A round moves each lane at most `LINE_SPAN` bytes, so these
+        // rounds all start below every lane's end.
+        let left = (0..LANES)
+            .map(|k| (e[k] as usize).saturating_sub(p[k] as usize))
+            .min()
+            .unwrap_or(0);
+        if left == 0 {
+            break;
+        }
+        for _ in 0..left.div_ceil(LINE_SPAN) {
+            // Each line's first `;` in its first 32 bytes (32 if none).
+            // SAFETY: every `p[k]` is below its lane's end (see `left`), so
+            // `PAD >= 32` bytes from it lie in `buf`.
+            let len: [usize; LANES] = std::array::from_fn(|k| unsafe {
+                let v = _mm256_loadu_si256(p[k].cast());
+                let m = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, semicolon)) as u32;
+                m.trailing_zeros() as usize
+            });
+            // The 8 bytes after each `;` (garbage for a long name, whose
+            // verdict is not used): `len + 9 <= 41 <= PAD`.
+            let q: [*const u8; LANES] = std::array::from_fn(|k| p[k].wrapping_add(len[k] + 1));
+            // SAFETY: as above.
+            let values = unsafe { parse4(words4(&q)) };
+            let mut tenths = [0i64; LANES];
+            let mut used = [0u64; LANES];
+            // SAFETY: each array holds 4 64-bit lanes.
+            unsafe {
+                _mm256_storeu_si256(tenths.as_mut_ptr().cast(), values.tenths);
+                _mm256_storeu_si256(used.as_mut_ptr().cast(), values.used);
+            }
+            // Each lane's row in turn, written out so that each lane's
+            // offsets are constants.
+            // SAFETY: every `p[k]` is below its lane's end, as above.
+            let mut lane = |k| unsafe { row(adder, &mut p, k, &len, values.bad, &tenths, &used) };
+            if !(lane(0) && lane(1) && lane(2) && lane(3)) {
+                break 'scan;
+            }
+            if adder.is_big() {
+                break;
+            }
+        }
+        if adder.is_big() {
+            break;
+        }
+    }
+    *ps = p.map(|x| x as usize - base as usize);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::value::tests::every_short_token;
+
+    #[test]
+    fn parse4_agrees_with_the_strict_parser_on_every_short_token() {
+        if !super::super::available() {
+            return;
+        }
+        let words = every_short_token();
+        // Four at a time, each token in each lane.
+        for group in words.chunks(4).chain(words[1..].chunks(4)) {
+            let mut w = [0u64; 4];
+            for (k, &(word, _)) in group.iter().enumerate() {
+                w[k] = word;
+            }
+            // SAFETY: the CPU has AVX2 (checked above).
+            let (tenths, used, bad) = unsafe {
+                let v = parse4(_mm256_loadu_si256(w.as_ptr().cast()));
+                let (mut t, mut u) = ([0i64; 4], [0u64; 4]);
+                _mm256_storeu_si256(t.as_mut_ptr().cast(), v.tenths);
+                _mm256_storeu_si256(u.as_mut_ptr().cast(), v.used);
+                (t, u, v.bad)
+            };
+            for (k, &(word, want)) in group.iter().enumerate() {
+                let ok = bad >> (8 * k) & 0x1f == 0;
+                let got = ok.then_some((tenths[k], used[k] as usize - 1));
+                assert_eq!(got, want, "{:?}", word.to_le_bytes());
+            }
+        }
+    }
+}
