@@ -24,14 +24,16 @@ use crate::tuning::LANES;
 const LINE_SPAN: usize = MAX_LINE_LEN + 1;
 
 /// For a name of `len <= SHORT` bytes, the bits of its two key words to
-/// keep: the name and its `;`.
-static KEY_MASKS: [[u64; 2]; SHORT + 1] = {
-    let mut masks = [[0; 2]; SHORT + 1];
+/// keep, the name and its `;`: `KEY_MASKS[0][len]` and `KEY_MASKS[1][len]`.
+/// Two arrays of words, not one of pairs, so that both are read at
+/// `len * 8`, an address mode, with no instruction to scale `len`.
+static KEY_MASKS: [[u64; SHORT + 1]; 2] = {
+    let mut masks = [[0; SHORT + 1]; 2];
     let mut len = 0;
     while len <= SHORT {
         let bits = 8 * (len as u32 + 1);
-        masks[len][0] = if bits >= 64 { !0 } else { (1 << bits) - 1 };
-        masks[len][1] = match bits {
+        masks[0][len] = if bits >= 64 { !0 } else { (1 << bits) - 1 };
+        masks[1][len] = match bits {
             0..=64 => 0,
             128 => !0,
             _ => (1 << (bits - 64)) - 1,
@@ -125,7 +127,7 @@ unsafe fn row(
         }
         // SAFETY: 16 readable bytes at `p[k]` (forwarded from the caller).
         let (w0, w1) = unsafe { load_words(p[k]) };
-        let [ma, mb] = KEY_MASKS[len[k]];
+        let (ma, mb) = (KEY_MASKS[0][len[k]], KEY_MASKS[1][len[k]]);
         // Volatile reads, each one load: a plain one was served by moving
         // the value out of the vector the compiler kept on the stack.
         // SAFETY: reads of a local array's element.
