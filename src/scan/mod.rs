@@ -12,9 +12,12 @@
 //! of a long name is added a row late, and a refusal is learnt when the
 //! scan ends.
 //!
-//! A chunk is read as [`STREAMS`] stretches side by side
-//! ([`scan_lockstep`]): each line's start depends on the line before, and
-//! independent stretches give the CPU other work while it waits.
+//! A chunk is read as stretches side by side: each line's start depends
+//! on the line before, and independent stretches give the CPU other work
+//! while it waits. With AVX2, [`LANES`] of them a line each per round,
+//! their values parsed together in one vector ([`scan_lanes`]); otherwise,
+//! or once the table outgrows the L2 cache, [`STREAMS`] in lockstep
+//! ([`scan_lockstep`]).
 //!
 //! What bounds the loop is less its instruction count than how long each
 //! row waits: rows in flight fill the CPU's scheduler while their loads
