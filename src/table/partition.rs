@@ -136,19 +136,39 @@ impl Record {
 pub struct Staging {
     names: Vec<u8>,
     staged: Vec<Staged>,
-    /// `staged`, in order of partition: each share is then read in order.
-    sorted: Vec<Staged>,
+    /// The numbers of the names in `staged`, in order of partition: each
+    /// share is then read in order. Numbers rather than copies, so that a
+    /// thread's staging takes less memory (docs/PERFORMANCE.md, *Memory*).
+    order: Vec<u32>,
 }
 
-/// A staged name, `names[at..at + len]` of its [`Staging`], its stats, and
-/// once handed over its hash and partition.
+/// A staged name, `names[at..at + len]` of its [`Staging`], its stats
+/// (their fields, so that no padding makes it longer), and once handed
+/// over its hash and partition.
 #[derive(Clone, Copy)]
 struct Staged {
     at: usize,
-    len: u8,
-    part: u32,
     hash: u64,
-    stats: Stats,
+    sum: i64,
+    count: u64,
+    min: i16,
+    max: i16,
+    len: u8,
+    part: u16,
+}
+
+// A partition's number fits a [`Staged`]'s `part`.
+const _: () = assert!(PARTITIONS <= 1 << 16);
+
+impl Staged {
+    fn stats(&self) -> Stats {
+        Stats {
+            min: self.min,
+            max: self.max,
+            sum: self.sum,
+            count: self.count,
+        }
+    }
 }
 
 impl Staging {
@@ -156,10 +176,13 @@ impl Staging {
     pub fn push(&mut self, name: &[u8], stats: Stats) {
         self.staged.push(Staged {
             at: self.names.len(),
+            hash: 0,
+            sum: stats.sum,
+            count: stats.count,
+            min: stats.min,
+            max: stats.max,
             len: u8::try_from(name.len()).expect("a name of at most 100 bytes"),
             part: 0,
-            hash: 0,
-            stats,
         });
         self.names.extend_from_slice(name);
     }
@@ -235,7 +258,7 @@ impl Partitions {
             let part = splitters.partition_point(|&s| s <= key);
             counts[part + 1] += 1;
             let s = &mut staging.staged[i];
-            (s.hash, s.part) = (hash, part as u32);
+            (s.hash, s.part) = (hash, part as u16);
         }
         // A counting sort by partition: each partition's share is then
         // folded in one go, under one lock.
@@ -245,23 +268,23 @@ impl Partitions {
         let Staging {
             names,
             staged,
-            sorted,
+            order,
         } = staging;
-        sorted.clone_from(staged);
+        order.resize(staged.len(), 0);
         let mut next = counts.clone();
-        for s in staged.iter() {
-            sorted[next[s.part as usize] as usize] = *s;
-            next[s.part as usize] += 1;
+        for (i, s) in staged.iter().enumerate() {
+            order[next[usize::from(s.part)] as usize] = i as u32;
+            next[usize::from(s.part)] += 1;
         }
         for (k, part) in self.parts.iter().enumerate() {
-            let share = &sorted[counts[k] as usize..counts[k + 1] as usize];
+            let share = &order[counts[k] as usize..counts[k + 1] as usize];
             if !share.is_empty() {
-                lock(part).fold_share(&self.key, share, names);
+                lock(part).fold_share(&self.key, share, staged, names);
             }
         }
         names.clear();
         staged.clear();
-        sorted.clear();
+        order.clear();
     }
 
     /// Splitters that cut the names staged into partitions of about equal
@@ -311,20 +334,27 @@ impl Part {
         bytemuck::cast_slice(self.index.bytes())
     }
 
-    /// Folds the staged names `share` (their names in `names`) into the
-    /// partition, fetching each one's index slot [`AHEAD`] names ahead,
-    /// and its record and name half as far.
-    fn fold_share(&mut self, key: &SeedableRandomState, share: &[Staged], names: &[u8]) {
+    /// Folds the staged names numbered `share` in `staged` (their names in
+    /// `names`) into the partition, fetching each one's index slot
+    /// [`AHEAD`] names ahead, and its record and name half as far.
+    fn fold_share(
+        &mut self,
+        key: &SeedableRandomState,
+        share: &[u32],
+        staged: &[Staged],
+        names: &[u8],
+    ) {
         if self.index.bytes().is_empty() {
             self.index = Mapped::zeroed(FIRST_SLOTS * 8);
         }
-        for (k, s) in share.iter().enumerate() {
+        let ahead = |k: usize| share.get(k).map(|&i| &staged[i as usize]);
+        for (k, &i) in share.iter().enumerate() {
             let slots = self.slots();
             let mask = slots.len() - 1;
-            if let Some(next) = share.get(k + AHEAD) {
+            if let Some(next) = ahead(k + AHEAD) {
                 prefetch::<false, _>(slots.as_ptr().wrapping_add(next.hash as usize & mask));
             }
-            if let Some(next) = share.get(k + AHEAD / 2) {
+            if let Some(next) = ahead(k + AHEAD / 2) {
                 prefetch::<false, _>(names.as_ptr().wrapping_add(next.at));
                 let slot = slots[next.hash as usize & mask];
                 if slot != 0 {
@@ -332,12 +362,9 @@ impl Part {
                     prefetch::<false, _>(self.arena.bytes().as_ptr().wrapping_add(at));
                 }
             }
-            self.fold(
-                key,
-                &names[s.at..s.at + usize::from(s.len)],
-                s.hash,
-                &s.stats,
-            );
+            let s = &staged[i as usize];
+            let name = &names[s.at..s.at + usize::from(s.len)];
+            self.fold(key, name, s.hash, &s.stats());
         }
     }
 
