@@ -504,6 +504,36 @@ mod tests {
     }
 
     #[test]
+    fn staged_names_and_stats_come_out_whole() {
+        // The longest name, a NUL byte, counts past u32 and sums past i32
+        // with the extreme values, handed over twice: every field of a
+        // staged name survives its packing.
+        let parts = Partitions::default();
+        let mut staging = Staging::default();
+        let mut want: BTreeMap<Vec<u8>, Stats> = BTreeMap::new();
+        let names = ["é".repeat(50).into_bytes(), b"\0".to_vec(), b"a".to_vec()];
+        for round in 0..2i64 {
+            for (k, name) in names.iter().enumerate() {
+                let stats = Stats {
+                    min: -999 + round as i16,
+                    max: 999 - k as i16,
+                    sum: -(1 << 40) - k as i64 * round,
+                    count: (1 << 33) + k as u64,
+                };
+                staging.push(name, stats);
+                (want.entry(name.clone()))
+                    .and_modify(|s| s.merge(&stats))
+                    .or_insert(stats);
+            }
+            parts.hand_off(&mut staging);
+        }
+        let got: Vec<(Vec<u8>, Stats)> = (parts.take_sorted().into_iter())
+            .map(|e| (e.name.to_vec(), e.stats))
+            .collect();
+        assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+    }
+
+    #[test]
     fn splitters_cut_the_first_names_into_even_partitions() {
         let parts = Partitions::default();
         let mut staging = Staging::default();
