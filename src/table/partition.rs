@@ -348,12 +348,18 @@ impl Part {
             self.index = Mapped::zeroed(FIRST_SLOTS * 8);
         }
         let ahead = |k: usize| share.get(k).map(|&i| &staged[i as usize]);
+        // The first names' slots all at once, so that their misses overlap
+        // rather than come one after the other: a share is a few dozen
+        // names, so its first ones are a good part of it.
+        for first in (0..AHEAD).map_while(ahead) {
+            self.prefetch_slot(first.hash);
+        }
         for (k, &i) in share.iter().enumerate() {
+            if let Some(next) = ahead(k + AHEAD) {
+                self.prefetch_slot(next.hash);
+            }
             let slots = self.slots();
             let mask = slots.len() - 1;
-            if let Some(next) = ahead(k + AHEAD) {
-                prefetch::<false, _>(slots.as_ptr().wrapping_add(next.hash as usize & mask));
-            }
             if let Some(next) = ahead(k + AHEAD / 2) {
                 prefetch::<false, _>(names.as_ptr().wrapping_add(next.at));
                 let slot = slots[next.hash as usize & mask];
@@ -366,6 +372,13 @@ impl Part {
             let name = &names[s.at..s.at + usize::from(s.len)];
             self.fold(key, name, s.hash, &s.stats());
         }
+    }
+
+    /// Starts fetching the home slot of a name whose hash is `hash`.
+    fn prefetch_slot(&self, hash: u64) {
+        let slots = self.slots();
+        let home = hash as usize & (slots.len() - 1);
+        prefetch::<false, _>(slots.as_ptr().wrapping_add(home));
     }
 
     /// Folds `stats` into the record of `name`, whose hash is `hash`.
