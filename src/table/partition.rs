@@ -9,10 +9,11 @@
 //! its lock, one small table at a time. A partition keeps each name with
 //! its stats as a record in an arena, found through an open-addressing
 //! index under a hash keyed by a random seed, as a flooded table's keyed
-//! map is, so names built to collide cost no more here. A share's index
-//! slots, then its records, are fetched a few names ahead of their folds,
-//! as the fast tables' batched feed fetches its slots. Arena and index are anonymous mappings, so
-//! that a partition taken out gives its memory back at once.
+//! map is, so names built to collide cost no more here. A share is folded
+//! in groups: a group's index slots are fetched, then its records, then
+//! its names folded, as the fast tables' batched feed fetches its slots.
+//! Arena and index are anonymous mappings, so that a partition taken out
+//! gives its memory back at once.
 //!
 //! Partitions split the names by their first 8 bytes, at splitters drawn
 //! from the first names handed over: every name of one partition sorts
@@ -325,9 +326,12 @@ impl Partitions {
     }
 }
 
-/// How many records ahead of the one being folded a share's index slots
-/// are fetched; their records are fetched half as far ahead.
-const AHEAD: usize = 16;
+/// Names of a share whose slots, then records, are fetched together before
+/// they are folded: about a share, a few dozen names, so that their
+/// misses overlap. Fetching a fixed distance ahead of the folds would
+/// leave each share's first names, with nothing fetched ahead of them, to
+/// miss one after the other (docs/PERFORMANCE.md, *Memory*).
+const GROUP: usize = 64;
 
 impl Part {
     fn slots(&self) -> &[u64] {
@@ -335,8 +339,9 @@ impl Part {
     }
 
     /// Folds the staged names numbered `share` in `staged` (their names in
-    /// `names`) into the partition, fetching each one's index slot
-    /// [`AHEAD`] names ahead, and its record and name half as far.
+    /// `names`) into the partition, [`GROUP`] at a time: the group's index
+    /// slots fetched, then its names and their home slots' records, then
+    /// each folded.
     fn fold_share(
         &mut self,
         key: &SeedableRandomState,
@@ -347,30 +352,24 @@ impl Part {
         if self.index.bytes().is_empty() {
             self.index = Mapped::zeroed(FIRST_SLOTS * 8);
         }
-        let ahead = |k: usize| share.get(k).map(|&i| &staged[i as usize]);
-        // The first names' slots all at once, so that their misses overlap
-        // rather than come one after the other: a share is a few dozen
-        // names, so its first ones are a good part of it.
-        for first in (0..AHEAD).map_while(ahead) {
-            self.prefetch_slot(first.hash);
-        }
-        for (k, &i) in share.iter().enumerate() {
-            if let Some(next) = ahead(k + AHEAD) {
-                self.prefetch_slot(next.hash);
+        for group in share.chunks(GROUP) {
+            let group = || group.iter().map(|&i| &staged[i as usize]);
+            for s in group() {
+                self.prefetch_slot(s.hash);
             }
             let slots = self.slots();
-            let mask = slots.len() - 1;
-            if let Some(next) = ahead(k + AHEAD / 2) {
-                prefetch::<false, _>(names.as_ptr().wrapping_add(next.at));
-                let slot = slots[next.hash as usize & mask];
+            for s in group() {
+                prefetch::<false, _>(names.as_ptr().wrapping_add(s.at));
+                let slot = slots[s.hash as usize & (slots.len() - 1)];
                 if slot != 0 {
                     let at = (slot & OFFSET_MASK) as usize - 1;
                     prefetch::<false, _>(self.arena.bytes().as_ptr().wrapping_add(at));
                 }
             }
-            let s = &staged[i as usize];
-            let name = &names[s.at..s.at + usize::from(s.len)];
-            self.fold(key, name, s.hash, &s.stats());
+            for s in group() {
+                let name = &names[s.at..s.at + usize::from(s.len)];
+                self.fold(key, name, s.hash, &s.stats());
+            }
         }
     }
 
@@ -498,9 +497,14 @@ mod tests {
                 .map(|h| h.join().unwrap())
                 .collect::<Vec<_>>()
         });
-        // Every staged row counted once into the expected stats.
+        assert_takes_out(&parts, per_thread.into_iter().flatten());
+    }
+
+    /// Asserts that `parts` gives out each name of the staged `rows` once,
+    /// in order, with the stats of all its rows, and is then empty.
+    fn assert_takes_out(parts: &Partitions, rows: impl Iterator<Item = (Vec<u8>, i16)>) {
         let mut want: BTreeMap<Vec<u8>, Stats> = BTreeMap::new();
-        for (name, value) in per_thread.into_iter().flatten() {
+        for (name, value) in rows {
             (want.entry(name))
                 .and_modify(|s| s.add(value))
                 .or_insert(Stats::new(value));
@@ -512,8 +516,28 @@ mod tests {
             assert_eq!(&e.name[..], &name[..]);
             assert_eq!(e.stats, *stats, "{name:?}");
         }
-        // Taken out: the partitions are empty.
         assert!(parts.take_sorted().is_empty());
+    }
+
+    #[test]
+    fn shares_of_several_groups_are_folded_whole() {
+        // 40,000 names a hand-over, twice: shares of about 150 names, each
+        // folded in several groups, the second time into names it holds.
+        let parts = Partitions::default();
+        let mut staging = Staging::default();
+        let mut rows = Vec::new();
+        for round in 0..2 {
+            for k in 0..40_000 {
+                let mut name = name(k);
+                name.truncate(100);
+                let value = ((k * 7 + round) % 1999) as i16 - 999;
+                staging.push(&name, Stats::new(value));
+                rows.push((name, value));
+            }
+            parts.hand_off(&mut staging);
+        }
+        assert!(parts.parts.iter().any(|p| lock(p).len > 2 * GROUP));
+        assert_takes_out(&parts, rows.into_iter());
     }
 
     #[test]
