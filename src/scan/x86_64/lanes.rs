@@ -14,11 +14,11 @@
 use std::arch::x86_64::*;
 
 use super::avx2::{load_words, Avx2};
-use crate::bits::load;
+use crate::bits::{load, prefetch};
 use crate::parse::MAX_LINE_LEN;
 use crate::scan::kernel::Kernel;
 use crate::table::{Adder, SHORT};
-use crate::tuning::LANES;
+use crate::tuning::{AHEAD, LANES};
 
 /// The most bytes a line the scanner takes spans, its `\n` included.
 const LINE_SPAN: usize = MAX_LINE_LEN + 1;
@@ -184,10 +184,13 @@ pub(super) unsafe fn lanes(
             break;
         }
         for _ in 0..left.div_ceil(LINE_SPAN) {
-            // Each line's first `;` in its first 32 bytes (32 if none).
+            // Each line's first `;` in its first 32 bytes (32 if none), its
+            // input prefetched `AHEAD` bytes on, as the lockstep feed does
+            // (docs/PERFORMANCE.md, *The scanner*).
             // SAFETY: every `p[k]` is below its lane's end (see `left`), so
             // `PAD >= 32` bytes from it lie in `buf`.
             let len: [usize; LANES] = std::array::from_fn(|k| unsafe {
+                prefetch::<true, _>(p[k].wrapping_add(AHEAD));
                 let v = _mm256_loadu_si256(p[k].cast());
                 let m = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, semicolon)) as u32;
                 m.trailing_zeros() as usize
