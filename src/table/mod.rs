@@ -303,9 +303,11 @@ impl Table {
         self.will_scan(bytes);
         let mut adder = Adder {
             table: self,
-            slots: std::ptr::null_mut(),
-            shift: 0,
-            mask: 0,
+            shape: Shape {
+                slots: std::ptr::null_mut(),
+                shift: 0,
+                mask: 0,
+            },
         };
         adder.load();
         adder
@@ -364,12 +366,19 @@ impl Table {
 
 /// Adds the rows of a stretch of input to a [`Table`] (see
 /// [`Table::adder`]), holding the short table's slot array and
-/// shape in registers: the table's own fields would be reloaded after every
-/// store to a slot, which the compiler cannot prove does not alias them.
+/// shape ([`Shape`]) in registers: the table's own fields would be reloaded
+/// after every store to a slot, which the compiler cannot prove does not
+/// alias them.
 pub struct Adder<'t> {
     table: &'t mut Table,
-    /// `table.short.slots`' buffer, refreshed whenever an insert may have
-    /// moved it.
+    shape: Shape,
+}
+
+/// The short table's slot array and its shape, as an [`Adder`] holds them,
+/// refreshed whenever an insert may have moved the array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    /// `table.short.slots`' buffer.
     slots: *mut short::Slot,
     /// The table's shape in bytes, so that probing needs no scaling: a
     /// hash shifted right by `shift` is the home slot's byte offset with 5
@@ -377,6 +386,46 @@ pub struct Adder<'t> {
     /// the array and at a slot's start.
     shift: u32,
     mask: usize,
+}
+
+impl Shape {
+    /// The byte offset of the home slot of a key whose hash is `hash`.
+    #[inline(always)]
+    fn home(&self, hash: u64) -> usize {
+        (hash >> self.shift) as usize & self.mask
+    }
+
+    /// Adds the row to the key's slot if that is the home slot at byte
+    /// offset `at` or the one after it; `false` if neither holds the key.
+    ///
+    /// The slot after home, where most displaced names of random sets
+    /// sit, is looked at here, free of the probe budget: a call out of line
+    /// for it cost more than the compare (docs/PERFORMANCE.md, *The
+    /// tables*). A key is never past an empty slot, so reading it after an
+    /// empty home slot finds nothing it should not.
+    ///
+    /// # Safety
+    /// `self` is the shape of the short table's slot array as it is, which
+    /// nothing else borrows, and `at` a [`Shape::home`].
+    #[inline(always)]
+    unsafe fn tally_near(&self, at: usize, a: u64, b: u64, value: i64) -> bool {
+        // SAFETY: `slots` holds `mask + 1` bytes of slots (forwarded from
+        // the caller); `& mask` keeps `at` a multiple of the slot size below
+        // the array's size in bytes.
+        let s = unsafe { &mut *self.slots.byte_add(at) };
+        if s.a == a && s.b == b {
+            tally(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, value);
+            return true;
+        }
+        let next = (at + std::mem::size_of::<short::Slot>()) & self.mask;
+        // SAFETY: as above, for `next`.
+        let s = unsafe { &mut *self.slots.byte_add(next) };
+        if s.a == a && s.b == b {
+            tally(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, value);
+            return true;
+        }
+        false
+    }
 }
 
 impl Adder<'_> {
@@ -388,9 +437,11 @@ impl Adder<'_> {
         const { assert!(SLOT == 32) };
         let short = &mut self.table.short;
         let bytes = short.slots.len() * SLOT;
-        self.slots = short.slots.as_mut_ptr();
-        self.shift = short.shift - 5;
-        self.mask = (bytes - 1) & !(SLOT - 1);
+        self.shape = Shape {
+            slots: short.slots.as_mut_ptr(),
+            shift: short.shift - 5,
+            mask: (bytes - 1) & !(SLOT - 1),
+        };
     }
 
     /// Adds a row of a name of at most [`SHORT`] bytes given as its key
@@ -413,7 +464,7 @@ impl Adder<'_> {
     /// worth parsing a batch ahead of their updates, their slots prefetched
     /// ([`Adder::prefetch`]).
     pub fn is_big(&self) -> bool {
-        self.mask >= BIG_TABLE
+        self.shape.mask >= BIG_TABLE
     }
 
     /// Starts loading the home slot of the key whose [`Adder::hash`] is
@@ -423,8 +474,8 @@ impl Adder<'_> {
     /// (docs/PERFORMANCE.md, *The tables*).
     #[inline(always)]
     pub fn prefetch(&self, hash: u64) {
-        let at = (hash >> self.shift) as usize & self.mask;
-        prefetch::<false, _>(self.slots.wrapping_byte_add(at));
+        let at = self.shape.home(hash);
+        prefetch::<false, _>(self.shape.slots.wrapping_byte_add(at));
     }
 
     /// [`Adder::add_short`] for a key whose [`Adder::hash`] is `hash`,
@@ -432,31 +483,47 @@ impl Adder<'_> {
     /// not a slot, can be kept.
     #[inline(always)]
     pub fn add_short_hashed(&mut self, hash: u64, a: u64, b: u64, value: i64) -> bool {
-        let at = (hash >> self.shift) as usize & self.mask;
-        // `slots` is the short table's buffer of `mask + 1` slots: `load`
-        // takes it when the adder is made and again after every insert and
-        // flood (the only things that move it or change its size). The
-        // adder holds the table's only borrow, so nothing else touches it.
-        // SAFETY: as above; `& mask` keeps `at` a multiple of the slot size
-        // below the array's size in bytes.
-        let s = unsafe { &mut *self.slots.byte_add(at) };
-        if s.a == a && s.b == b {
-            tally(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, value);
+        let at = self.shape.home(hash);
+        // SAFETY: `load` takes the shape when the adder is made and again
+        // after every insert and flood (the only things that move the
+        // array or change its size). The adder holds the table's only
+        // borrow, so nothing else touches it.
+        let found = unsafe { self.shape.tally_near(at, a, b, value) };
+        found || self.add_past_home(at, a, b, value)
+    }
+
+    /// The short table's shape, for [`Adder::add_short_shaped`].
+    pub(crate) fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// [`Adder::add_short`] for a feed that keeps the table's [`Shape`] in
+    /// registers of its own, where the adder's would be reloaded on every
+    /// row (a store to a slot might alias it, for all the compiler knows);
+    /// `shape` is brought up to date if the row inserts a name. Long names'
+    /// rows leave the short table where it is.
+    ///
+    /// # Safety
+    /// `*shape == self.shape()`: taken since the adder last added a short
+    /// name's row any other way.
+    #[inline(always)]
+    pub(crate) unsafe fn add_short_shaped(
+        &mut self,
+        shape: &mut Shape,
+        a: u64,
+        b: u64,
+        value: i64,
+    ) -> bool {
+        debug_assert_eq!(*shape, self.shape);
+        let at = shape.home(short::hash(a, b));
+        // SAFETY: `shape` is the adder's (forwarded from the caller); see
+        // `add_short_hashed`.
+        if unsafe { shape.tally_near(at, a, b, value) } {
             return true;
         }
-        // The slot after home, where most displaced names of random sets
-        // sit, is looked at here too, free of the probe budget: a call out
-        // of line for it cost more than the compare (docs/PERFORMANCE.md,
-        // *The tables*). A key is never past an empty slot, so reading it
-        // after an empty home slot finds nothing it should not.
-        let next = (at + std::mem::size_of::<short::Slot>()) & self.mask;
-        // SAFETY: as above, for `next`.
-        let s = unsafe { &mut *self.slots.byte_add(next) };
-        if s.a == a && s.b == b {
-            tally(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, value);
-            return true;
-        }
-        self.add_past_home(at, a, b, value)
+        let added = self.add_past_home(at, a, b, value);
+        *shape = self.shape;
+        added
     }
 
     /// [`Adder::add_short_hashed`] for a key in neither its home slot, at
@@ -471,8 +538,9 @@ impl Adder<'_> {
             return self.table.short.add_keyed(a, b, value16);
         }
         loop {
-            // SAFETY: as in `add_short_hashed`.
-            let s = unsafe { &mut *self.slots.byte_add(at) };
+            // SAFETY: as in `Shape::tally_near`, the shape being the
+            // adder's (see `add_short_hashed`).
+            let s = unsafe { &mut *self.shape.slots.byte_add(at) };
             if s.a == a && s.b == b {
                 tally(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, value);
                 return true;
@@ -489,7 +557,7 @@ impl Adder<'_> {
                 return self.table.short.add_keyed(a, b, value16);
             }
             short.budget.left -= 1;
-            at = (at + std::mem::size_of::<short::Slot>()) & self.mask;
+            at = (at + std::mem::size_of::<short::Slot>()) & self.shape.mask;
         }
         let i = at / std::mem::size_of::<short::Slot>();
         let added = self.table.short.insert(i, a, b, value16);

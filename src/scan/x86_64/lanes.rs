@@ -17,7 +17,7 @@ use super::avx2::{load_words, Avx2};
 use crate::bits::{load, prefetch};
 use crate::parse::MAX_LINE_LEN;
 use crate::scan::kernel::Kernel;
-use crate::table::{Adder, SHORT};
+use crate::table::{Adder, Shape, SHORT};
 use crate::tuning::{AHEAD, LANES};
 
 /// The most bytes a line the scanner takes spans, its `\n` included.
@@ -109,17 +109,17 @@ unsafe fn words4(q: &[*const u8; 4]) -> __m256i {
 /// next line; `false` if the scanner does not take the row.
 ///
 /// # Safety
-/// `p[k]` valid for reads of PAD bytes until the scan returns, and the
-/// CPU has AVX2 and BMI.
+/// `p[k]` valid for reads of PAD bytes until the scan returns, the CPU
+/// has AVX2 and BMI, and `*shape == adder.shape()`.
 #[inline(always)]
 unsafe fn row(
     adder: &mut Adder,
+    shape: &mut Shape,
     p: &mut [*const u8; LANES],
     k: usize,
     len: &[usize; LANES],
     bad: u32,
-    tenths: &[i64; LANES],
-    used: &[u64; LANES],
+    (tenths, used): (&[i64; LANES], &[u64; LANES]),
 ) -> bool {
     let next = if len[k] <= SHORT {
         if bad & 0x1f << (8 * k) != 0 {
@@ -137,7 +137,8 @@ unsafe fn row(
                 std::ptr::read_volatile(&used[k]),
             )
         };
-        if !adder.add_short(w0 & ma, w1 & mb, value) {
+        // SAFETY: `shape` is the adder's (forwarded from the caller).
+        if !unsafe { adder.add_short_shaped(shape, w0 & ma, w1 & mb, value) } {
             return false;
         }
         used as usize + len[k]
@@ -173,6 +174,7 @@ pub(super) unsafe fn lanes(
     let mut p = ps.map(|i| base.wrapping_add(i));
     let e = ends.map(|i| base.wrapping_add(i));
     let semicolon = _mm256_set1_epi8(b';' as i8);
+    let mut shape = adder.shape();
     'scan: loop {
         // A round moves each lane at most `LINE_SPAN` bytes, so these
         // rounds all start below every lane's end.
@@ -210,7 +212,17 @@ pub(super) unsafe fn lanes(
             // Each lane's row in turn, written out so that each lane's
             // offsets are constants.
             // SAFETY: every `p[k]` is below its lane's end, as above.
-            let mut lane = |k| unsafe { row(adder, &mut p, k, &len, values.bad, &tenths, &used) };
+            let mut lane = |k| unsafe {
+                row(
+                    adder,
+                    &mut shape,
+                    &mut p,
+                    k,
+                    &len,
+                    values.bad,
+                    (&tenths, &used),
+                )
+            };
             if !(lane(0) && lane(1) && lane(2) && lane(3)) {
                 break 'scan;
             }
