@@ -484,10 +484,10 @@ impl Adder<'_> {
     #[inline(always)]
     pub fn add_short_hashed(&mut self, hash: u64, a: u64, b: u64, value: i64) -> bool {
         let at = self.shape.home(hash);
-        // SAFETY: `load` takes the shape when the adder is made and again
-        // after every insert and flood (the only things that move the
-        // array or change its size). The adder holds the table's only
-        // borrow, so nothing else touches it.
+        // `load` takes the shape when the adder is made and again after
+        // every insert and flood (the only things that move the array or
+        // change its size). The adder holds the table's only borrow.
+        // SAFETY: as above: the shape is the array's, nothing else's.
         let found = unsafe { self.shape.tally_near(at, a, b, value) };
         found || self.add_past_home(at, a, b, value)
     }
