@@ -200,7 +200,7 @@ impl<const SWAR: bool> Accumulator for HandWritten<SWAR> {
                 // The lanes feed while the table fits the L2 cache; the
                 // batched one of `scan_lockstep` past it, and under `cargo
                 // fuzz` for odd stretches, so that small inputs reach it.
-                let big = self.table.adder(stop - p + PAD).is_big();
+                let big = self.table.is_big();
                 let batched = big || (BATCH_ODD_STRETCHES && stop % 2 == 1);
                 p = if scan::has_lanes(Self::DISPATCH) && !batched {
                     self.side_by_side(chunk, p, stop, offset, |adder, ps, ends| {

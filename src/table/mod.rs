@@ -242,6 +242,12 @@ impl Table {
         self.len() == 0
     }
 
+    /// [`Adder::is_big`] without making an adder, which counts its bytes
+    /// of input toward the table's bounds and probe budgets.
+    pub(crate) fn is_big(&mut self) -> bool {
+        Shape::of(&mut self.short).is_big()
+    }
+
     /// Counts `bytes` more bytes of input toward the short table's bound,
     /// setting the table aside as a sorted run and starting an empty one of
     /// the same size if its counts could overflow. A table's count is a
@@ -389,6 +395,24 @@ pub(crate) struct Shape {
 }
 
 impl Shape {
+    /// The shape of `short`'s slot array as it is.
+    fn of(short: &mut short::Short) -> Shape {
+        const SLOT: usize = std::mem::size_of::<short::Slot>();
+        const { assert!(SLOT == 32) };
+        let bytes = short.slots.len() * SLOT;
+        Shape {
+            slots: short.slots.as_mut_ptr(),
+            shift: short.shift - 5,
+            mask: (bytes - 1) & !(SLOT - 1),
+        }
+    }
+
+    /// Whether the slot array has outgrown the L2 cache (see
+    /// [`Adder::is_big`]).
+    fn is_big(&self) -> bool {
+        self.mask >= BIG_TABLE
+    }
+
     /// The byte offset of the home slot of a key whose hash is `hash`.
     #[inline(always)]
     fn home(&self, hash: u64) -> usize {
@@ -433,15 +457,7 @@ impl Adder<'_> {
     /// is made, and after every insert and flood (the only things that
     /// move the array or change its size).
     fn load(&mut self) {
-        const SLOT: usize = std::mem::size_of::<short::Slot>();
-        const { assert!(SLOT == 32) };
-        let short = &mut self.table.short;
-        let bytes = short.slots.len() * SLOT;
-        self.shape = Shape {
-            slots: short.slots.as_mut_ptr(),
-            shift: short.shift - 5,
-            mask: (bytes - 1) & !(SLOT - 1),
-        };
+        self.shape = Shape::of(&mut self.table.short);
     }
 
     /// Adds a row of a name of at most [`SHORT`] bytes given as its key
@@ -464,7 +480,7 @@ impl Adder<'_> {
     /// worth parsing a batch ahead of their updates, their slots prefetched
     /// ([`Adder::prefetch`]).
     pub fn is_big(&self) -> bool {
-        self.shape.mask >= BIG_TABLE
+        self.shape.is_big()
     }
 
     /// Starts loading the home slot of the key whose [`Adder::hash`] is
