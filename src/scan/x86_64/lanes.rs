@@ -164,7 +164,7 @@ unsafe fn row(
 /// `ends[k] + PAD <= buf.len()` for every `k`, and the CPU has AVX2 and
 /// BMI.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-pub(super) unsafe fn lanes(
+pub(in crate::scan) unsafe fn lanes(
     adder: &mut Adder,
     buf: &[u8],
     ps: &mut [usize; LANES],

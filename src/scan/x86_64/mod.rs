@@ -4,11 +4,13 @@
 mod avx2;
 mod lanes;
 
+pub(super) use self::lanes::lanes as lanes_avx2;
+
 use self::avx2::Avx2;
 use super::feed::batched;
 use super::line::lines;
 use crate::table::Adder;
-use crate::tuning::{LANES, STREAMS};
+use crate::tuning::STREAMS;
 
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 pub(super) unsafe fn lines_avx2(
@@ -30,17 +32,6 @@ pub(super) unsafe fn batched_avx2(
 ) {
     // SAFETY: forwarded from the caller (bounds; AVX2 and BMI present).
     unsafe { batched::<Avx2>(adder, buf, ps, ends) }
-}
-
-#[target_feature(enable = "avx2,bmi1,bmi2")]
-pub(super) unsafe fn lanes_avx2(
-    adder: &mut Adder,
-    buf: &[u8],
-    ps: &mut [usize; LANES],
-    ends: &[usize; LANES],
-) {
-    // SAFETY: forwarded from the caller (bounds; AVX2 and BMI present).
-    unsafe { lanes::lanes(adder, buf, ps, ends) }
 }
 
 /// Adds the long rows the AVX2 kernel deferred, if any (one per queue: see
