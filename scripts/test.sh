@@ -19,9 +19,10 @@ fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check maturin duckdb './python[test]'
 
 # The performance lab's own checks: the comparison's checker, results and
-# renderer, and the page-cache tool.
+# renderer, the page-cache tool and the instruction counter.
 "$venv/bin/python" scripts/test_compare.py
 "$venv/bin/python" scripts/test_folios.py
+"$venv/bin/python" scripts/test_instructions.py
 # The partial format's DuckDB query, as docs/PARTIAL-FORMAT.md gives it,
 # against `brc merge` (built by `cargo test` above).
 BRC="$PWD/target/debug/brc" "$venv/bin/python" scripts/test_partial_duckdb.py
