@@ -123,7 +123,10 @@ impl Kernel for Avx2 {
 /// [`Kernel::long_line`] out of the scanner's loop, for a name the
 /// window holds: inlined, its constants and pointers took registers that
 /// the short rows' loop then reloaded on every row (docs/PERFORMANCE.md,
-/// *The scanner*).
+/// *The scanner*). The `inline(never)` binds no call made through
+/// `Kernel::long_line`: rustc puts it on calls from code compiled with
+/// AVX2 only, which that method is not; LLVM keeps this function out of
+/// line by its own measure, and inlines [`far_line_avx2`].
 ///
 /// # Safety
 /// As for [`Kernel::long_line`], `win_len < 32`, and the CPU has AVX2
@@ -138,14 +141,16 @@ unsafe fn head_line_avx2(adder: &mut Adder, p: *const u8, win_len: usize) -> Opt
     }
 }
 
-/// [`head_line_avx2`] for a name the window does not hold, in a function
-/// of its own: each saves only the registers it uses.
+/// [`head_line_avx2`] for a name the window does not hold, its window's
+/// length known to be 32. Inlined into the scanner's loops (see
+/// [`head_line_avx2`]): kept out of them by `#[cold]`, it cost the 413 set
+/// more than it saved the 10K set (docs/PERFORMANCE.md, *Tried and
+/// dropped*).
 ///
 /// # Safety
 /// As for [`Kernel::long_line`], `win_len == 32`, and the CPU has AVX2
 /// and BMI.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-#[inline(never)]
 unsafe fn far_line_avx2(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
     // SAFETY: forwarded from the caller.
     unsafe {
