@@ -400,6 +400,8 @@ impl Shape {
         const SLOT: usize = std::mem::size_of::<short::Slot>();
         const { assert!(SLOT == 32) };
         let bytes = short.slots.len() * SLOT;
+        // What `home` relies on.
+        debug_assert_eq!(usize::MAX >> (short.shift - 5), bytes - 1);
         Shape {
             slots: short.slots.as_mut_ptr(),
             shift: short.shift - 5,
@@ -413,10 +415,13 @@ impl Shape {
         self.mask >= BIG_TABLE
     }
 
-    /// The byte offset of the home slot of a key whose hash is `hash`.
+    /// The byte offset of the home slot of a key whose hash is `hash`: the
+    /// shift leaves a number below the array's size in bytes (`shift` is
+    /// 64 less its log2), so only the low bits within a slot are cleared,
+    /// by a constant rather than by `mask`, which would take a register.
     #[inline(always)]
     fn home(&self, hash: u64) -> usize {
-        (hash >> self.shift) as usize & self.mask
+        (hash >> self.shift) as usize & !(std::mem::size_of::<short::Slot>() - 1)
     }
 
     /// Adds the row to the key's slot if that is the home slot at byte

@@ -184,9 +184,33 @@ const ROTATE: u32 = 29;
 /// A key's hash: one multiply, whose top bits (the ones a table indexes
 /// by) every key bit reaches. Fixed and weak: keys built to share it are
 /// met by the probe budget ([`super::Budget`]).
+///
+/// On x86-64 the multiply reads [`MUL`] from memory: given the constant,
+/// the compiler loaded it into a register (`movabs`) on every row of the
+/// scanner's loops, which have no register to keep it in, one instruction
+/// more per row (docs/PERFORMANCE.md, *The tables*).
 #[inline(always)]
 pub(super) fn hash(a: u64, b: u64) -> u64 {
-    (a ^ b.rotate_left(ROTATE)).wrapping_mul(MUL)
+    let x = a ^ b.rotate_left(ROTATE);
+    #[cfg(target_arch = "x86_64")]
+    {
+        static MULTIPLIER: u64 = MUL;
+        let h: u64;
+        // SAFETY: `imul` reads the 8 bytes of a static and writes only its
+        // register and the flags, which `asm!` assumes clobbered without
+        // `preserves_flags`; it touches no stack.
+        unsafe {
+            std::arch::asm!(
+                "imul {h}, qword ptr [rip + {m}]",
+                m = sym MULTIPLIER,
+                h = inout(reg) x => h,
+                options(pure, readonly, nostack),
+            );
+        }
+        h
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    x.wrapping_mul(MUL)
 }
 
 /// The first key word that makes a key whose second word is `b` hash to
