@@ -595,6 +595,15 @@ mod tests {
             let (a, b) = key(&name);
             proptest::prop_assert_eq!(acceptable(a, b), super::super::acceptable(&name));
         }
+
+        /// The hash, an `imul` from memory on x86-64, is the multiply it
+        /// stands for, and `solve` undoes it.
+        #[test]
+        fn the_hash_is_its_multiply(a: u64, b: u64) {
+            let h = hash(a, b);
+            proptest::prop_assert_eq!(h, (a ^ b.rotate_left(ROTATE)).wrapping_mul(MUL));
+            proptest::prop_assert_eq!(solve(b, h), a);
+        }
     }
 
     #[test]
