@@ -18,10 +18,12 @@ scripts/compare.sh uses, bench/data/measurements-KEYS-ROWS.txt, made with
 the brc binary, target/release/brc by default, built if missing). valgrind
 is installed with apt-get if missing.
 
-Example, brc against austindonisan's program (its binary as
-scripts/compare.sh builds it), one thread each:
+valgrind 3.19 does not know AVX-512: count a peer built for
+-march=x86-64-v3, not the -march=native build scripts/compare.sh makes
+(scripts/README.md gives the command). Example, brc against
+austindonisan's program so built, one thread each:
   scripts/instructions.py 'target/release/brc -t 1 {file}' \\
-      'bench/work/peers/austindonisan/1brc {file} 1'
+      'bench/work/peers/austindonisan-v3/1brc {file} 1'
 """
 
 import argparse
