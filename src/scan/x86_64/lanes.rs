@@ -47,8 +47,6 @@ static KEY_MASKS: [[u64; SHORT + 1]; 2] = {
 struct Values {
     /// The values in tenths.
     tenths: __m256i,
-    /// Bytes each took, `\n` included, and the `;` before it.
-    used: __m256i,
     /// Bits `8k..8k + 5` set where lane `k`'s bytes are not a value.
     bad: u32,
 }
@@ -86,9 +84,43 @@ fn parse4(w: __m256i) -> Values {
     let abs = _mm256_madd_epi16(pairs, _mm256_set1_epi64x(0x0001_0001));
     Values {
         tenths: _mm256_sub_epi64(_mm256_xor_si256(abs, minus), minus),
-        used: _mm256_add_epi64(_mm256_sub_epi64(_mm256_set1_epi64x(6), minus), short),
         bad,
     }
+}
+
+/// Where the `\n` is in the 8 bytes after the `;` at `p + len`, which hold
+/// a value and its `\n` ([`parse4`] passed them), counted from `p`: the
+/// first byte with bit 5 clear, which `-`, `.` and the digits all have
+/// set.
+///
+/// Apart from [`parse4`], so that a lane's next line is found from its
+/// `;` by a load and three instructions rather than through the round's
+/// value vector: the path each round waits on to start the next is then
+/// short (docs/PERFORMANCE.md, *Lanes and streams*).
+///
+/// # Safety
+/// `p + len + 1` must be valid for reads of 8 bytes.
+#[inline(always)]
+unsafe fn newline_at(p: *const u8, len: usize) -> usize {
+    static BIT5: u64 = 0x2020_2020_2020_2020;
+    let at: u64;
+    // SAFETY: reads 8 bytes at `p + len + 1` (forwarded from the caller) and a
+    // static, writes only its register and the flags; no stack. In `asm!`
+    // so that the load stays its own: the compiler merged it with the
+    // round's value loads and spilled the word.
+    unsafe {
+        std::arch::asm!(
+            "mov {x}, qword ptr [{p} + {len} + 1]",
+            "andn {x}, {x}, qword ptr [rip + {m}]",
+            "tzcnt {x}, {x}",
+            p = in(reg) p,
+            len = in(reg) len,
+            m = sym BIT5,
+            x = out(reg) at,
+            options(pure, readonly, nostack),
+        );
+    }
+    len + 1 + at as usize / 8
 }
 
 /// The 8-byte words at `q[0..4]`, one per lane.
@@ -104,9 +136,9 @@ unsafe fn words4(q: &[*const u8; 4]) -> __m256i {
 }
 
 /// Adds lane `k`'s row, its `;` at `len[k]` and, for a short name, its
-/// value parsed in `tenths[k]` and `used[k]` (bytes from the `;` to the
-/// next line) unless `bad` says it is not one, and moves the lane to its
-/// next line; `false` if the scanner does not take the row.
+/// value parsed in `tenths[k]` unless `bad` says it is not one, and moves
+/// the lane to its next line; `false` if the scanner does not take the
+/// row.
 ///
 /// # Safety
 /// `p[k]` valid for reads of PAD bytes until the scan returns, the CPU
@@ -119,7 +151,7 @@ unsafe fn row(
     k: usize,
     len: &[usize; LANES],
     bad: u32,
-    (tenths, used): (&[i64; LANES], &[u64; LANES]),
+    tenths: &[i64; LANES],
 ) -> bool {
     let next = if len[k] <= SHORT {
         if bad & 0x1f << (8 * k) != 0 {
@@ -128,20 +160,17 @@ unsafe fn row(
         // SAFETY: 16 readable bytes at `p[k]` (forwarded from the caller).
         let (w0, w1) = unsafe { load_words(p[k]) };
         let (ma, mb) = (KEY_MASKS[0][len[k]], KEY_MASKS[1][len[k]]);
-        // Volatile reads, each one load: a plain one was served by moving
-        // the value out of the vector the compiler kept on the stack.
-        // SAFETY: reads of a local array's element.
-        let (value, used) = unsafe {
-            (
-                std::ptr::read_volatile(&tenths[k]),
-                std::ptr::read_volatile(&used[k]),
-            )
-        };
+        // SAFETY: the value's 8 bytes are readable, as above.
+        let next = 1 + unsafe { newline_at(p[k], len[k]) };
+        // A volatile read, one load: a plain one was served by moving the
+        // value out of the vector the compiler kept on the stack.
+        // SAFETY: a read of a local array's element.
+        let value = unsafe { std::ptr::read_volatile(&tenths[k]) };
         // SAFETY: `shape` is the adder's (forwarded from the caller).
         if !unsafe { adder.add_short_shaped(shape, w0 & ma, w1 & mb, value) } {
             return false;
         }
-        used as usize + len[k]
+        next
     } else {
         // SAFETY: forwarded from the caller.
         match unsafe { Avx2::long_line(adder, p[k], len[k]) } {
@@ -203,26 +232,15 @@ pub(in crate::scan) unsafe fn lanes(
             // SAFETY: as above.
             let values = unsafe { parse4(words4(&q)) };
             let mut tenths = [0i64; LANES];
-            let mut used = [0u64; LANES];
             // SAFETY: each array holds 4 64-bit lanes.
             unsafe {
                 _mm256_storeu_si256(tenths.as_mut_ptr().cast(), values.tenths);
-                _mm256_storeu_si256(used.as_mut_ptr().cast(), values.used);
             }
             // Each lane's row in turn, written out so that each lane's
             // offsets are constants.
             // SAFETY: every `p[k]` is below its lane's end, as above.
-            let mut lane = |k| unsafe {
-                row(
-                    adder,
-                    &mut shape,
-                    &mut p,
-                    k,
-                    &len,
-                    values.bad,
-                    (&tenths, &used),
-                )
-            };
+            let mut lane =
+                |k| unsafe { row(adder, &mut shape, &mut p, k, &len, values.bad, &tenths) };
             if !(lane(0) && lane(1) && lane(2) && lane(3)) {
                 break 'scan;
             }
@@ -243,7 +261,7 @@ mod tests {
     use crate::scan::value::tests::every_short_token;
 
     #[test]
-    fn parse4_agrees_with_the_strict_parser_on_every_short_token() {
+    fn parse4_and_newline_at_agree_with_the_strict_parser_on_every_short_token() {
         if !super::super::available() {
             return;
         }
@@ -255,16 +273,20 @@ mod tests {
                 w[k] = word;
             }
             // SAFETY: the CPU has AVX2 (checked above).
-            let (tenths, used, bad) = unsafe {
+            let (tenths, bad) = unsafe {
                 let v = parse4(_mm256_loadu_si256(w.as_ptr().cast()));
-                let (mut t, mut u) = ([0i64; 4], [0u64; 4]);
+                let mut t = [0i64; 4];
                 _mm256_storeu_si256(t.as_mut_ptr().cast(), v.tenths);
-                _mm256_storeu_si256(u.as_mut_ptr().cast(), v.used);
-                (t, u, v.bad)
+                (t, v.bad)
             };
             for (k, &(word, want)) in group.iter().enumerate() {
+                // The word after a `;`, as the lanes read it.
+                let mut line = [0u8; 9];
+                line[0] = b';';
+                line[1..].copy_from_slice(&word.to_le_bytes());
                 let ok = bad >> (8 * k) & 0x1f == 0;
-                let got = ok.then_some((tenths[k], used[k] as usize - 1));
+                // SAFETY: the 8 bytes after the `;` are in `line`.
+                let got = ok.then(|| (tenths[k], unsafe { newline_at(line.as_ptr(), 0) }));
                 assert_eq!(got, want, "{:?}", word.to_le_bytes());
             }
         }
