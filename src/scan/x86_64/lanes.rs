@@ -231,10 +231,20 @@ pub(in crate::scan) unsafe fn lanes(
             let q: [*const u8; LANES] = std::array::from_fn(|k| p[k].wrapping_add(len[k] + 1));
             // SAFETY: as above.
             let values = unsafe { parse4(words4(&q)) };
+            // Stored as two 128-bit halves: each row's 64-bit reload then
+            // lies within one store, which the store buffer forwards
+            // whatever its half (docs/PERFORMANCE.md, *Lanes and streams*).
             let mut tenths = [0i64; LANES];
-            // SAFETY: each array holds 4 64-bit lanes.
+            // SAFETY: `tenths` holds 4 64-bit lanes, two per store.
             unsafe {
-                _mm256_storeu_si256(tenths.as_mut_ptr().cast(), values.tenths);
+                _mm_storeu_si128(
+                    tenths.as_mut_ptr().cast(),
+                    _mm256_castsi256_si128(values.tenths),
+                );
+                _mm_storeu_si128(
+                    tenths.as_mut_ptr().add(2).cast(),
+                    _mm256_extracti128_si256::<1>(values.tenths),
+                );
             }
             // Each lane's row in turn, written out so that each lane's
             // offsets are constants.
