@@ -42,6 +42,13 @@ pub(crate) const STREAMS: usize = 3;
 /// (docs/PERFORMANCE.md, *The scanner*).
 pub(crate) const LANES: usize = 4;
 
+/// The lanes' loop keeps its registers across its calls (the
+/// `scan::x86_64::keep` module) while fewer than one name in this many is
+/// long: each such call saves and restores twenty registers, which long
+/// names' rows pay when they are common (docs/PERFORMANCE.md, *Lanes and
+/// streams*).
+pub(crate) const KEEP_LONG_SHARE: usize = 16;
+
 /// Bytes of each stream the plain feed takes between two looks at the
 /// table's size: a few thousand rows, so that a table outgrowing the L2
 /// cache is fed plainly for at most a few thousand rows more, while the

@@ -44,7 +44,7 @@ use self::line::lines;
 use self::swar::Swar;
 pub use self::value::parse_value;
 use crate::table::Adder;
-use crate::tuning::{BATCH_ODD_STRETCHES, LANES, SLICE, STREAMS};
+use crate::tuning::{BATCH_ODD_STRETCHES, KEEP_LONG_SHARE, LANES, SLICE, STREAMS};
 
 /// Bytes a line read may touch past its start: four 32-byte windows reach
 /// past the longest name (100 bytes), and the value's 8-byte read ends at
@@ -188,15 +188,37 @@ pub(crate) fn scan_lanes(
     ps: &mut [usize; LANES],
     ends: &[usize; LANES],
 ) {
+    let keep = adder.long_names_under(KEEP_LONG_SHARE);
+    scan_lanes_as(dispatch, keep, adder, buf, ps, ends);
+}
+
+/// [`scan_lanes`], its loop keeping its registers across its calls or not
+/// (the `x86_64::keep` module), as `keep` says.
+fn scan_lanes_as(
+    dispatch: Dispatch,
+    keep: bool,
+    adder: &mut Adder,
+    buf: &[u8],
+    ps: &mut [usize; LANES],
+    ends: &[usize; LANES],
+) {
     assert!(ends.iter().all(|e| e.saturating_add(PAD) <= buf.len()));
     assert!(has_lanes(dispatch), "the lanes feed needs AVX2");
     #[cfg(target_arch = "x86_64")]
     {
         let starts = *ps;
         // SAFETY: bounds and AVX2 (with BMI) asserted above.
-        unsafe { x86_64::lanes_avx2(adder, buf, ps, ends) };
+        unsafe {
+            if keep {
+                x86_64::lanes_avx2::<true>(adder, buf, ps, ends);
+            } else {
+                x86_64::lanes_avx2::<false>(adder, buf, ps, ends);
+            }
+        }
         settle_streams(adder, buf, &starts, ps, ends);
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = keep;
 }
 
 /// Moves back to it the stream of a refused long row, which the AVX2
@@ -260,7 +282,8 @@ mod tests {
     /// Every way of feeding [`scan_lockstep`]'s streams, with both
     /// kernels, on the same chunk: each feed over the whole stretch, and
     /// the plain one in slices of any size ([`plain_in_slices`]); and
-    /// [`scan_lanes`] over its [`LANES`] stretches, if the CPU has AVX2. They may
+    /// [`scan_lanes`] over its [`LANES`] stretches, its loop keeping its
+    /// registers across calls and not, if the CPU has AVX2. They may
     /// stop at different places (a batched feed, or a pending long row,
     /// learns that a table refuses a name later, when the other streams
     /// have moved on; a slice can end in the round where a stream meets a
@@ -293,9 +316,11 @@ mod tests {
             }
         }
         if has_lanes(Dispatch::Best) {
-            side_by_side::<LANES>(chunk, "lanes", |adder, ps, ends| {
-                scan_lanes(Dispatch::Best, adder, chunk, ps, ends)
-            });
+            for keep in [false, true] {
+                side_by_side::<LANES>(chunk, &format!("lanes, keep {keep}"), |adder, ps, ends| {
+                    scan_lanes_as(Dispatch::Best, keep, adder, chunk, ps, ends)
+                });
+            }
         }
     }
 

@@ -513,24 +513,32 @@ impl Adder<'_> {
         found || self.add_past_home(at, a, b, value)
     }
 
-    /// The short table's shape, for [`Adder::add_short_shaped`].
+    /// Whether fewer than one of the table's names in `share` is longer
+    /// than [`SHORT`] bytes (an empty table's are).
+    pub(crate) fn long_names_under(&self, share: usize) -> bool {
+        self.table.long.len() * share <= self.table.len()
+    }
+
+    /// The short table's shape, for [`Adder::tally_short_near`].
     pub(crate) fn shape(&self) -> Shape {
         self.shape
     }
 
     /// [`Adder::add_short`] for a feed that keeps the table's [`Shape`] in
     /// registers of its own, where the adder's would be reloaded on every
-    /// row (a store to a slot might alias it, for all the compiler knows);
-    /// `shape` is brought up to date if the row inserts a name. Long names'
-    /// rows leave the short table where it is.
+    /// row (a store to a slot might alias it, for all the compiler knows),
+    /// and that makes its own call for the rest: adds the row if the key is
+    /// in its home slot or the next, else returns `false`, adding nothing,
+    /// and the feed adds the row by [`Adder::add_short_past`], then takes
+    /// the shape anew. Long names' rows leave the short table where it is.
     ///
     /// # Safety
     /// `*shape == self.shape()`: taken since the adder last added a short
     /// name's row any other way.
     #[inline(always)]
-    pub(crate) unsafe fn add_short_shaped(
-        &mut self,
-        shape: &mut Shape,
+    pub(crate) unsafe fn tally_short_near(
+        &self,
+        shape: &Shape,
         a: u64,
         b: u64,
         value: i64,
@@ -539,12 +547,14 @@ impl Adder<'_> {
         let at = shape.home(short::hash(a, b));
         // SAFETY: `shape` is the adder's (forwarded from the caller); see
         // `add_short_hashed`.
-        if unsafe { shape.tally_near(at, a, b, value) } {
-            return true;
-        }
-        let added = self.add_past_home(at, a, b, value);
-        *shape = self.shape;
-        added
+        unsafe { shape.tally_near(at, a, b, value) }
+    }
+
+    /// Adds a row that [`Adder::tally_short_near`] did not: a key past its
+    /// home slot and the next, or new, or in a flooded table's keyed table.
+    pub(crate) fn add_short_past(&mut self, a: u64, b: u64, value: i64) -> bool {
+        let at = self.shape.home(short::hash(a, b));
+        self.add_past_home(at, a, b, value)
     }
 
     /// [`Adder::add_short_hashed`] for a key in neither its home slot, at

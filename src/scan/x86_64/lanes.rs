@@ -14,6 +14,7 @@
 use std::arch::x86_64::*;
 
 use super::avx2::{load_words, Avx2};
+use super::keep;
 use crate::bits::{load, prefetch};
 use crate::parse::MAX_LINE_LEN;
 use crate::scan::kernel::Kernel;
@@ -144,7 +145,7 @@ unsafe fn words4(q: &[*const u8; 4]) -> __m256i {
 /// `p[k]` valid for reads of PAD bytes until the scan returns, the CPU
 /// has AVX2 and BMI, and `*shape == adder.shape()`.
 #[inline(always)]
-unsafe fn row(
+unsafe fn row<const KEEP: bool>(
     adder: &mut Adder,
     shape: &mut Shape,
     p: &mut [*const u8; LANES],
@@ -166,14 +167,29 @@ unsafe fn row(
         // value out of the vector the compiler kept on the stack.
         // SAFETY: a read of a local array's element.
         let value = unsafe { std::ptr::read_volatile(&tenths[k]) };
+        let (a, b) = (w0 & ma, w1 & mb);
         // SAFETY: `shape` is the adder's (forwarded from the caller).
-        if !unsafe { adder.add_short_shaped(shape, w0 & ma, w1 & mb, value) } {
-            return false;
+        if !unsafe { adder.tally_short_near(shape, a, b, value) } {
+            let added = if KEEP {
+                // SAFETY: the CPU has AVX2 (forwarded from the caller).
+                unsafe { keep::add_short_past(adder, a, b, value) }
+            } else {
+                adder.add_short_past(a, b, value)
+            };
+            if !added {
+                return false;
+            }
+            *shape = adder.shape();
         }
         next
     } else {
+        let line = if KEEP {
+            keep::long_line
+        } else {
+            <Avx2 as Kernel>::long_line
+        };
         // SAFETY: forwarded from the caller.
-        match unsafe { Avx2::long_line(adder, p[k], len[k]) } {
+        match unsafe { line(adder, p[k], len[k]) } {
             Some(n) => n,
             None => return false,
         }
@@ -187,13 +203,14 @@ unsafe fn row(
 /// Returns as soon as any lane is done, meets a line the scanner does not
 /// take, or the short table outgrows the L2 cache, with every `ps[k]` at
 /// the first line of lane `k` not yet added; rows of long names are added
-/// a row late, as [`Avx2::add_long`] says.
+/// a row late, as [`Avx2::add_long`] says. With `KEEP`, the loop makes
+/// its calls through [`keep`], keeping its registers across them.
 ///
 /// # Safety
 /// `ends[k] + PAD <= buf.len()` for every `k`, and the CPU has AVX2 and
 /// BMI.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-pub(in crate::scan) unsafe fn lanes(
+pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
     adder: &mut Adder,
     buf: &[u8],
     ps: &mut [usize; LANES],
@@ -250,7 +267,7 @@ pub(in crate::scan) unsafe fn lanes(
             // offsets are constants.
             // SAFETY: every `p[k]` is below its lane's end, as above.
             let mut lane =
-                |k| unsafe { row(adder, &mut shape, &mut p, k, &len, values.bad, &tenths) };
+                |k| unsafe { row::<KEEP>(adder, &mut shape, &mut p, k, &len, values.bad, &tenths) };
             if !(lane(0) && lane(1) && lane(2) && lane(3)) {
                 break 'scan;
             }

@@ -1,7 +1,10 @@
-//! The x86-64 kernel ([`avx2`]) and the scanner's entry points compiled
-//! for it, which [`super`] calls once it has seen the CPU has AVX2.
+//! The x86-64 kernel ([`avx2`]), the lanes feed ([`lanes`]) and its calls
+//! that keep its registers ([`keep`]), and the scanner's entry points
+//! compiled for them, which [`super`] calls once it has seen the CPU has
+//! AVX2.
 
 mod avx2;
+mod keep;
 mod lanes;
 
 pub(super) use self::lanes::lanes as lanes_avx2;
