@@ -45,8 +45,8 @@ pub(crate) const LANES: usize = 4;
 /// The lanes' loop keeps its registers across its calls (the
 /// `scan::x86_64::keep` module) while fewer than one name in this many is
 /// long: each such call saves and restores twenty registers, which long
-/// names' rows pay when they are common (docs/PERFORMANCE.md, *Lanes and
-/// streams*).
+/// names' rows pay when they are common (docs/PERFORMANCE.md, *Registers
+/// across calls*).
 pub(crate) const KEEP_LONG_SHARE: usize = 16;
 
 /// Bytes of each stream the plain feed takes between two looks at the

@@ -1,5 +1,5 @@
 //! Calls out of the lanes' loop that keep its registers
-//! (docs/PERFORMANCE.md, *Lanes and streams*).
+//! (docs/PERFORMANCE.md, *Registers across calls*).
 //!
 //! The System V ABI leaves nine general registers and every vector
 //! register to the caller to save, so one call anywhere in a loop, even on
@@ -7,9 +7,10 @@
 //! and none for its vector constants: the compiler spills the rest and
 //! loads them at every use, on the load ports the loop is short of. The
 //! lanes' loop can make its calls (a short name past its home slots, a
-//! long name's row) through [`keeping_registers`] instead, which saves and
-//! restores the caller's registers but `rax`, `r11` and `ymm0`–`ymm3`
-//! around the callee; `asm!` tells the compiler so, and it keeps the
+//! long name's row, with the round's parsed value for a name its window
+//! holds) through [`keeping_registers`] instead, which saves and restores
+//! the caller's registers but `rax`, `r11` and `ymm0`–`ymm3` around the
+//! callee; `asm!` tells the compiler so, and it keeps the
 //! loop's values in them. Each call then saves and restores twenty
 //! registers, so the loop calls this way only where long names are rare
 //! ([`crate::tuning::KEEP_LONG_SHARE`]).
@@ -124,6 +125,32 @@ pub(super) unsafe fn add_short_past(adder: &mut Adder, a: u64, b: u64, value: i6
     // arguments; `keeping_registers` keeps what `call!` does not clobber, on
     // a CPU with AVX (forwarded from the caller).
     unsafe { call!(past, adder, a as usize, b as usize, value as usize) != 0 }
+}
+
+/// [`Kernel::add_head`] for the lanes' loop, the row's value parsed.
+///
+/// # Safety
+/// As for [`Kernel::add_head`] with the AVX2 kernel.
+#[inline(always)]
+pub(super) unsafe fn add_head(adder: &mut Adder, p: *const u8, len: usize, value: i64) -> bool {
+    /// The callee, its arguments as the loop's `asm!` passes them.
+    #[target_feature(enable = "avx2,bmi1,bmi2")]
+    unsafe extern "sysv64" fn head(adder: usize, p: usize, len: usize, value: usize) -> usize {
+        // SAFETY: `adder` is the `&mut Adder` passed below, borrowed for
+        // the call; the rest is forwarded from the caller.
+        let added = unsafe {
+            Avx2::add_head(
+                &mut *(adder as *mut Adder),
+                p as *const u8,
+                len,
+                value as i16,
+            )
+        };
+        usize::from(added)
+    }
+    let adder = adder as *mut Adder as usize;
+    // SAFETY: as in `add_short_past`; `head`'s contract is the caller's.
+    unsafe { call!(head, adder, p as usize, len, value as usize) != 0 }
 }
 
 /// [`Avx2::long_line`] for the lanes' loop.

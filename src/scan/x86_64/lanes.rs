@@ -182,6 +182,21 @@ unsafe fn row<const KEEP: bool>(
             *shape = adder.shape();
         }
         next
+    } else if KEEP && len[k] < 32 {
+        // A name the window holds: the round parsed its value.
+        if bad & 0x1f << (8 * k) != 0 {
+            return false;
+        }
+        // SAFETY: the value's 8 bytes are readable, as above.
+        let next = 1 + unsafe { newline_at(p[k], len[k]) };
+        // SAFETY: a read of a local array's element.
+        let value = unsafe { std::ptr::read_volatile(&tenths[k]) };
+        // SAFETY: PAD readable bytes at `p[k]`, its first `;` at
+        // `len[k] < 32`, the CPU has AVX2 (forwarded from the caller).
+        if !unsafe { keep::add_head(adder, p[k], len[k], value) } {
+            return false;
+        }
+        next
     } else {
         let line = if KEEP {
             keep::long_line
