@@ -105,10 +105,10 @@ fn parse4(w: __m256i) -> Values {
 unsafe fn newline_at(p: *const u8, len: usize) -> usize {
     static BIT5: u64 = 0x2020_2020_2020_2020;
     let at: u64;
-    // SAFETY: reads 8 bytes at `p + len + 1` (forwarded from the caller) and a
-    // static, writes only its register and the flags; no stack. In `asm!`
-    // so that the load stays its own: the compiler merged it with the
-    // round's value loads and spilled the word.
+    // In `asm!` so that the load stays its own: the compiler merged it with
+    // the round's value loads and spilled the word.
+    // SAFETY: reads 8 bytes at `p + len + 1` (forwarded from the caller) and
+    // a static, writes only its register and the flags; no stack.
     unsafe {
         std::arch::asm!(
             "mov {x}, qword ptr [{p} + {len} + 1]",
