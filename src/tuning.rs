@@ -43,7 +43,7 @@ pub(crate) const STREAMS: usize = 3;
 pub(crate) const LANES: usize = 4;
 
 /// The lanes' loop keeps its registers across its calls (the
-/// `scan::x86_64::keep` module) while fewer than one name in this many is
+/// `scan::x86_64::keep` module) while at most one name in this many is
 /// long: each such call saves and restores twenty registers, which long
 /// names' rows pay when they are common (docs/PERFORMANCE.md, *Registers
 /// across calls*).

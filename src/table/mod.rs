@@ -513,8 +513,8 @@ impl Adder<'_> {
         found || self.add_past_home(at, a, b, value)
     }
 
-    /// Whether fewer than one of the table's names in `share` is longer
-    /// than [`SHORT`] bytes (an empty table's are).
+    /// Whether at most one of the table's names in `share` is longer than
+    /// [`SHORT`] bytes (so of an empty table).
     pub(crate) fn long_names_under(&self, share: usize) -> bool {
         self.table.long.len() * share <= self.table.len()
     }
