@@ -25,9 +25,9 @@ use crate::table::Adder;
 /// calls it.
 ///
 /// On entry the stack pointer is 8 bytes past a 16-byte boundary (a call
-/// pushed the return address); eight 8-byte pushes, twelve 32-byte
-/// registers and 8 bytes of padding put it back on one, as the callee
-/// expects.
+/// pushed the return address); seven 8-byte pushes put it back on one,
+/// and twelve 32-byte registers and 16 bytes of padding keep it there, as
+/// the callee expects.
 #[unsafe(naked)]
 unsafe extern "sysv64" fn keeping_registers() {
     std::arch::naked_asm!(
@@ -38,8 +38,7 @@ unsafe extern "sysv64" fn keeping_registers() {
         "push r8",
         "push r9",
         "push r10",
-        "push r11",
-        "sub rsp, 392",
+        "sub rsp, 400",
         "vmovdqu ymmword ptr [rsp], ymm4",
         "vmovdqu ymmword ptr [rsp + 32], ymm5",
         "vmovdqu ymmword ptr [rsp + 64], ymm6",
@@ -65,8 +64,7 @@ unsafe extern "sysv64" fn keeping_registers() {
         "vmovdqu ymm13, ymmword ptr [rsp + 288]",
         "vmovdqu ymm14, ymmword ptr [rsp + 320]",
         "vmovdqu ymm15, ymmword ptr [rsp + 352]",
-        "add rsp, 392",
-        "pop r11",
+        "add rsp, 400",
         "pop r10",
         "pop r9",
         "pop r8",
@@ -253,6 +251,26 @@ mod tests {
             w
         });
         (ret, g, words)
+    }
+
+    /// Where a 16-byte-aligned local of the callee lands, modulo 16: the
+    /// compiler places it by the stack pointer the ABI promises on entry.
+    extern "sysv64" fn misalignment(_: usize, _: usize, _: usize, _: usize) -> usize {
+        #[repr(align(16))]
+        struct Aligned([u8; 16]);
+        let local = std::hint::black_box(Aligned([0; 16]));
+        std::hint::black_box(&local.0) as *const [u8; 16] as usize % 16
+    }
+
+    #[test]
+    fn the_callee_finds_the_stack_aligned() {
+        if !std::arch::is_x86_feature_detected!("avx") {
+            return;
+        }
+        // SAFETY: `misalignment` is an `extern "sysv64"` function of four
+        // `usize` arguments that does not unwind; the CPU has AVX.
+        let off = unsafe { call!(misalignment, 0usize, 0usize, 0usize, 0usize) };
+        assert_eq!(off, 0);
     }
 
     #[test]
