@@ -154,20 +154,29 @@ unsafe fn row<const KEEP: bool>(
     bad: u32,
     tenths: &[i64; LANES],
 ) -> bool {
-    let next = if len[k] <= SHORT {
+    // The round's parse of the row's value, for a name its window holds:
+    // the value and the line's length, or `None` where `bad` says the
+    // bytes after the `;` are not a value.
+    let parsed = || {
         if bad & 0x1f << (8 * k) != 0 {
-            return false;
+            return None;
         }
-        // SAFETY: 16 readable bytes at `p[k]` (forwarded from the caller).
-        let (w0, w1) = unsafe { load_words(p[k]) };
-        let (ma, mb) = (KEY_MASKS[0][len[k]], KEY_MASKS[1][len[k]]);
-        // SAFETY: the value's 8 bytes are readable, as above.
+        // SAFETY: the value's 8 bytes lie within the PAD readable bytes at
+        // `p[k]` (forwarded from the caller), the `;` at `len[k] < 32`.
         let next = 1 + unsafe { newline_at(p[k], len[k]) };
         // A volatile read, one load: a plain one was served by moving the
         // value out of the vector the compiler kept on the stack.
         // SAFETY: a read of a local array's element.
         let value = unsafe { std::ptr::read_volatile(&tenths[k]) };
-        let (a, b) = (w0 & ma, w1 & mb);
+        Some((value, next))
+    };
+    let next = if len[k] <= SHORT {
+        let Some((value, next)) = parsed() else {
+            return false;
+        };
+        // SAFETY: 16 readable bytes at `p[k]` (forwarded from the caller).
+        let (w0, w1) = unsafe { load_words(p[k]) };
+        let (a, b) = (w0 & KEY_MASKS[0][len[k]], w1 & KEY_MASKS[1][len[k]]);
         // SAFETY: `shape` is the adder's (forwarded from the caller).
         if !unsafe { adder.tally_short_near(shape, a, b, value) } {
             let added = if KEEP {
@@ -184,13 +193,9 @@ unsafe fn row<const KEEP: bool>(
         next
     } else if KEEP && len[k] < 32 {
         // A name the window holds: the round parsed its value.
-        if bad & 0x1f << (8 * k) != 0 {
+        let Some((value, next)) = parsed() else {
             return false;
-        }
-        // SAFETY: the value's 8 bytes are readable, as above.
-        let next = 1 + unsafe { newline_at(p[k], len[k]) };
-        // SAFETY: a read of a local array's element.
-        let value = unsafe { std::ptr::read_volatile(&tenths[k]) };
+        };
         // SAFETY: PAD readable bytes at `p[k]`, its first `;` at
         // `len[k] < 32`, the CPU has AVX2 (forwarded from the caller).
         if !unsafe { keep::add_head(adder, p[k], len[k], value) } {
