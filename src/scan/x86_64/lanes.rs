@@ -286,9 +286,19 @@ pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
             // Each lane's row in turn, written out so that each lane's
             // offsets are constants.
             // SAFETY: every `p[k]` is below its lane's end, as above.
+            // Where registers are kept, names of 32 bytes and more are rare
+            // and every other lane's value is checked: one test then clears
+            // the round's four values, and each row has none of its own
+            // (docs/PERFORMANCE.md, *Registers across calls*).
             let mut lane =
-                |k| unsafe { row::<KEEP>(adder, &mut shape, &mut p, k, &len, values.bad, &tenths) };
-            if !(lane(0) && lane(1) && lane(2) && lane(3)) {
+                |k, bad| unsafe { row::<KEEP>(adder, &mut shape, &mut p, k, &len, bad, &tenths) };
+            let bad = values.bad;
+            let ok = if KEEP && bad == 0 {
+                lane(0, 0) && lane(1, 0) && lane(2, 0) && lane(3, 0)
+            } else {
+                lane(0, bad) && lane(1, bad) && lane(2, bad) && lane(3, bad)
+            };
+            if !ok {
                 break 'scan;
             }
             if adder.is_big() {
