@@ -638,6 +638,21 @@ impl Adder<'_> {
         unsafe { self.table.long.add_head_avx2(p, len, value) }
     }
 
+    /// Counts the row of the name of `SHORT < len < 32` bytes at `p` at
+    /// once if the long table holds the name in its home slot; `false`,
+    /// adding nothing, if not: the caller then adds it by
+    /// [`Adder::add_long_head_avx2`].
+    ///
+    /// # Safety
+    /// `p` valid for reads of 32 bytes, its first `;` at `p + len`, and
+    /// the CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub(crate) unsafe fn tally_long_head(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.table.long.tally_head_home(p, len, value) }
+    }
+
     /// Adds the long rows deferred last, if any (one per queue); returns
     /// where the first line whose name the table refused since the last
     /// call starts, if any.

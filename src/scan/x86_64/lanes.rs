@@ -196,9 +196,14 @@ unsafe fn row<const KEEP: bool>(
         let Some((value, next)) = parsed() else {
             return false;
         };
+        // At once if its home slot holds it, else through the call.
         // SAFETY: PAD readable bytes at `p[k]`, its first `;` at
         // `len[k] < 32`, the CPU has AVX2 (forwarded from the caller).
-        if !unsafe { keep::add_head(adder, p[k], len[k], value) } {
+        let added = unsafe {
+            adder.tally_long_head(p[k], len[k], value as i16)
+                || keep::add_head(adder, p[k], len[k], value)
+        };
+        if !added {
             return false;
         }
         next

@@ -1,6 +1,7 @@
 //! The AVX2 path's rows added a row late: a long row's name is cut and
 //! hashed and its slot fetched, and the row is added when the next long
-//! row comes, its slot at hand by then ([`Long::add_deferred_avx2`]).
+//! row comes, its slot at hand by then ([`Long::add_deferred_avx2`]); or
+//! at once, where the slot is at hand already ([`Long::tally_head_home`]).
 
 use super::{avx2, Long};
 use crate::bits::prefetch;
@@ -79,6 +80,24 @@ impl Long {
     pub(crate) unsafe fn add_head_avx2(&mut self, p: *const u8, len: usize, value: i16) -> bool {
         // SAFETY: forwarded from the caller.
         unsafe { self.defer::<avx2::Head>(p, len, value) }
+    }
+
+    /// [`Long::add_head_avx2`]'s row counted at once, not a row late, if
+    /// its name's home slot holds it; `false`, adding nothing, if not (the
+    /// name is further on, new, or the table flooded), for the caller to
+    /// add it as usual. For a loop whose long names are few, their slots
+    /// at hand in L1: there the row-late add and its call cost a
+    /// 16–31-byte row more than its lookup (docs/PERFORMANCE.md, *Registers
+    /// across calls*).
+    ///
+    /// # Safety
+    /// `p` valid for reads of 32 bytes, its first `;` at `p + len` with
+    /// `len < 32`, and the CPU has AVX2.
+    #[inline(always)]
+    pub(crate) unsafe fn tally_head_home(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+        // SAFETY: forwarded from the caller.
+        let key = unsafe { <avx2::Head as avx2::Cut>::load(p, len) };
+        self.add_probe(&key, avx2::Cut::hash(&key), value, |_, _, _, _| false)
     }
 
     /// The body of [`Long::add_deferred_avx2`] and [`Long::add_head_avx2`],
