@@ -439,6 +439,49 @@ mod tests {
         }
     }
 
+    /// The lanes, either loop, stop where the table outgrows the L2 cache
+    /// (the batched feed serves it from there), every row before each
+    /// lane's stop added once: the loop that keeps its registers learns of
+    /// it only from the insert that grew the table.
+    #[test]
+    fn the_lanes_stop_where_the_table_grows_big() {
+        if !has_lanes(Dispatch::Best) {
+            return;
+        }
+        let names = 120_000;
+        let mut chunk = Vec::new();
+        for i in 0..names {
+            chunk.extend_from_slice(format!("s{};-1.5\n", i * 7919 % names).as_bytes());
+        }
+        let limit = chunk.len();
+        chunk.extend_from_slice(&[0; PAD]);
+        let cut = |at: usize| at + chunk[at..].iter().position(|&c| c == b'\n').unwrap() + 1;
+        let starts: [usize; LANES] =
+            std::array::from_fn(|k| if k == 0 { 0 } else { cut(limit * k / LANES) });
+        let ends: [usize; LANES] =
+            std::array::from_fn(|k| if k + 1 < LANES { starts[k + 1] } else { limit });
+        for keep in [false, true] {
+            let mut table = Table::default();
+            let mut adder = table.adder(chunk.len());
+            let mut ps = starts;
+            scan_lanes_as(Dispatch::Best, keep, &mut adder, &chunk, &mut ps, &ends);
+            assert!(adder.is_big(), "keep {keep}");
+            let left: usize = (0..LANES).map(|k| ends[k] - ps[k]).sum();
+            assert!(
+                left > limit / 8,
+                "keep {keep}: {left} of {limit} bytes left"
+            );
+            for k in 0..LANES {
+                let mut adder = table.adder(ends[k] - ps[k]);
+                let done = scan(Dispatch::Best, &mut adder, &chunk, ps[k], ends[k]);
+                assert_eq!(done, Ok(ends[k]), "keep {keep}");
+            }
+            let sorted = table.into_sorted();
+            assert_eq!(sorted.len(), names, "keep {keep}");
+            assert!(sorted.iter().all(|e| e.stats.count == 1), "keep {keep}");
+        }
+    }
+
     proptest! {
         #[test]
         fn every_feed_adds_the_rows_before_its_stops(

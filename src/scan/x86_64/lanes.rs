@@ -189,6 +189,14 @@ unsafe fn row<const KEEP: bool>(
                 return false;
             }
             *shape = adder.shape();
+            // Only an insert grows the table: where registers are kept, the
+            // loop learns here that it outgrew L2, with no test per round;
+            // without its test the other loop was laid out worse
+            // (docs/PERFORMANCE.md, *Registers across calls*).
+            if KEEP && adder.is_big() {
+                p[k] = p[k].wrapping_add(next);
+                return false;
+            }
         }
         next
     } else if KEEP && len[k] < 32 {
@@ -306,11 +314,11 @@ pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
             if !ok {
                 break 'scan;
             }
-            if adder.is_big() {
+            if !KEEP && adder.is_big() {
                 break;
             }
         }
-        if adder.is_big() {
+        if !KEEP && adder.is_big() {
             break;
         }
     }
