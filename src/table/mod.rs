@@ -41,7 +41,7 @@ use crate::tuning::{
 };
 
 pub use partition::{Partitions, Staging};
-pub(crate) use short::SHORT;
+pub(crate) use short::{ONE_ROW, SHORT};
 
 /// Whether a name may enter the table: not empty, valid UTF-8, no `\n`.
 ///
@@ -59,47 +59,6 @@ pub(crate) use short::SHORT;
 /// *Memory*).
 fn acceptable(name: &[u8]) -> bool {
     !name.is_empty() && !name.contains(&b'\n') && simdutf8::basic::from_utf8(name).is_ok()
-}
-
-/// Counts `value` into a slot's sum, count, min and max. Branches, not
-/// `min`/`max`: after a name's first rows they are almost never taken,
-/// which saves a load and a store each per row. The value comes as an
-/// `i64` in `-999..=999`, as the scanner parses it
-/// ([`crate::scan::parse_value`]), so that the sum needs no sign
-/// extension.
-#[inline(always)]
-fn tally<C: std::ops::AddAssign + From<u8>>(
-    sum: &mut i64,
-    count: &mut C,
-    min: &mut i16,
-    max: &mut i16,
-    value: i64,
-) {
-    *sum += value;
-    *count += C::from(1);
-    let value = value as i16;
-    if value < *min {
-        *min = value;
-    }
-    if value > *max {
-        *max = value;
-    }
-}
-
-/// Folds another slot's `sum`, `count`, `min` and `max` (the `from` tuple)
-/// into a slot's, as when two tables are folded into one.
-#[inline]
-fn fold<C: std::ops::AddAssign>(
-    sum: &mut i64,
-    count: &mut C,
-    min: &mut i16,
-    max: &mut i16,
-    from: (i64, C, i16, i16),
-) {
-    *sum += from.0;
-    *count += from.1;
-    *min = (*min).min(from.2);
-    *max = (*max).max(from.3);
 }
 
 /// A slot's `sum`, `count`, `min` and `max` as [`Stats`](crate::stats::Stats).
@@ -199,10 +158,11 @@ impl Budget {
 /// keeping them cost time and tens of MiB (docs/PERFORMANCE.md, *Memory*).
 const NO_OFFSET: usize = 0;
 
-/// Bytes after which a slot's `u32` count could overflow: every row takes
-/// at least 5 bytes (`a;0.0`, the last line without its `\n`), so fewer
-/// than `5 × 2^32` bytes hold fewer than `2^32` rows.
-const RUN_BYTES: u64 = 5 * u32::MAX as u64;
+/// Bytes after which a short slot's count could outgrow its bits
+/// ([`short::MAX_ROWS`]): every row takes at least 5 bytes (`a;0.0`, the
+/// last line without its `\n`), so these bytes hold at most that many
+/// rows. About 320 MiB.
+const RUN_BYTES: u64 = 5 * short::MAX_ROWS;
 
 /// An open-addressing table from station names to [`Stats`](crate::Stats).
 #[derive(Clone)]
@@ -210,7 +170,8 @@ pub struct Table {
     short: short::Short,
     long: long::Long,
     /// Short tables set aside before their counts could overflow, as
-    /// sorted runs (wide counts); none before 20 GiB of input.
+    /// sorted runs (wide counts), folded into one as they come; none
+    /// before [`RUN_BYTES`] of input.
     runs: Vec<Vec<Entry>>,
     /// Bytes announced by [`Table::will_scan`] since `short` was started.
     scanned: u64,
@@ -231,8 +192,8 @@ impl Default for Table {
 
 impl Table {
     /// Number of distinct names in the live tables: a short table set
-    /// aside as a run (past 20 GiB of input, see [`Table::adder`]) no
-    /// longer counts.
+    /// aside as a run (past [`RUN_BYTES`] of input, see [`Table::adder`])
+    /// no longer counts.
     pub fn len(&self) -> usize {
         self.short.len() + self.long.len()
     }
@@ -250,10 +211,12 @@ impl Table {
 
     /// Counts `bytes` more bytes of input toward the short table's bound,
     /// setting the table aside as a sorted run and starting an empty one of
-    /// the same size if its counts could overflow. A table's count is a
-    /// `u32` so that its slot is 32 bytes, and a run merges like another
-    /// thread's. Spreads the short table to [`SPREAD_SLOTS`] once it has
-    /// been given [`SPREAD_BYTES`].
+    /// the same size if its counts could overflow. A slot's count shares a
+    /// word with its sum ([`short::Slot::total`]) so that a row is one add
+    /// and the slot 32 bytes; a run merges like another thread's. The run
+    /// is folded into the runs before it at once, so that they take memory
+    /// by the names, not by the input. Spreads the short table to
+    /// [`SPREAD_SLOTS`] once it has been given [`SPREAD_BYTES`].
     fn will_scan(&mut self, bytes: usize) {
         let bytes = bytes as u64;
         assert!(bytes <= RUN_BYTES);
@@ -262,8 +225,10 @@ impl Table {
             // A flooded table's counts are `u64`s.
             if !self.short.is_flooded() {
                 let fresh = short::Short::with_slots(self.short.slots.len());
-                self.runs
-                    .push(std::mem::replace(&mut self.short, fresh).into_sorted());
+                let run = std::mem::replace(&mut self.short, fresh).into_sorted();
+                let mut runs = std::mem::take(&mut self.runs);
+                runs.push(run);
+                self.runs = vec![merge_runs(runs)];
             }
             self.scanned = bytes;
         }
@@ -300,11 +265,11 @@ impl Table {
     }
 
     /// The hot loop's handle on the table, for the rows of at most `bytes`
-    /// bytes of input (at most 20 GiB: slot counts are `u32`, and this is
-    /// where they are kept from overflowing).
+    /// bytes of input (at most [`RUN_BYTES`]: this is where the short
+    /// slots' counts are kept from outgrowing their bits).
     ///
     /// # Panics
-    /// If `bytes` is over 20 GiB.
+    /// If `bytes` is over [`RUN_BYTES`].
     pub fn adder(&mut self, bytes: usize) -> Adder<'_> {
         self.will_scan(bytes);
         let mut adder = Adder {
@@ -437,20 +402,20 @@ impl Shape {
     /// `self` is the shape of the short table's slot array as it is, which
     /// nothing else borrows, and `at` a [`Shape::home`].
     #[inline(always)]
-    unsafe fn tally_near(&self, at: usize, a: u64, b: u64, value: i64) -> bool {
+    unsafe fn tally_near(&self, at: usize, a: u64, b: u64, total: i64) -> bool {
         // SAFETY: `slots` holds `mask + 1` bytes of slots (forwarded from
         // the caller); `& mask` keeps `at` a multiple of the slot size below
         // the array's size in bytes.
         let s = unsafe { &mut *self.slots.byte_add(at) };
         if s.a == a && s.b == b {
-            tally(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, value);
+            s.add(total);
             return true;
         }
         let next = (at + std::mem::size_of::<short::Slot>()) & self.mask;
         // SAFETY: as above, for `next`.
         let s = unsafe { &mut *self.slots.byte_add(next) };
         if s.a == a && s.b == b {
-            tally(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, value);
+            s.add(total);
             return true;
         }
         false
@@ -505,12 +470,13 @@ impl Adder<'_> {
     #[inline(always)]
     pub fn add_short_hashed(&mut self, hash: u64, a: u64, b: u64, value: i64) -> bool {
         let at = self.shape.home(hash);
+        let total = short::total(value);
         // `load` takes the shape when the adder is made and again after
         // every insert and flood (the only things that move the array or
         // change its size). The adder holds the table's only borrow.
         // SAFETY: as above: the shape is the array's, nothing else's.
-        let found = unsafe { self.shape.tally_near(at, a, b, value) };
-        found || self.add_past_home(at, a, b, value)
+        let found = unsafe { self.shape.tally_near(at, a, b, total) };
+        found || self.add_past_home(at, a, b, total)
     }
 
     /// Whether at most one of the table's names in `share` is longer than
@@ -531,6 +497,8 @@ impl Adder<'_> {
     /// in its home slot or the next, else returns `false`, adding nothing,
     /// and the feed adds the row by [`Adder::add_short_past`], then takes
     /// the shape anew. Long names' rows leave the short table where it is.
+    /// The row comes as its [`short::total`], which such a feed can make for
+    /// several rows at once.
     ///
     /// # Safety
     /// `*shape == self.shape()`: taken since the adder last added a short
@@ -541,20 +509,21 @@ impl Adder<'_> {
         shape: &Shape,
         a: u64,
         b: u64,
-        value: i64,
+        total: i64,
     ) -> bool {
         debug_assert_eq!(*shape, self.shape);
         let at = shape.home(short::hash(a, b));
         // SAFETY: `shape` is the adder's (forwarded from the caller); see
         // `add_short_hashed`.
-        unsafe { shape.tally_near(at, a, b, value) }
+        unsafe { shape.tally_near(at, a, b, total) }
     }
 
-    /// Adds a row that [`Adder::tally_short_near`] did not: a key past its
-    /// home slot and the next, or new, or in a flooded table's keyed table.
-    pub(crate) fn add_short_past(&mut self, a: u64, b: u64, value: i64) -> bool {
+    /// Adds a row that [`Adder::tally_short_near`] did not, given as its
+    /// [`short::total`]: a key past its home slot and the next, or new, or in a
+    /// flooded table's keyed table.
+    pub(crate) fn add_short_past(&mut self, a: u64, b: u64, total: i64) -> bool {
         let at = self.shape.home(short::hash(a, b));
-        self.add_past_home(at, a, b, value)
+        self.add_past_home(at, a, b, total)
     }
 
     /// [`Adder::add_short_hashed`] for a key in neither its home slot, at
@@ -563,8 +532,8 @@ impl Adder<'_> {
     /// took registers that the scanner's loop then reloaded on every row
     /// (docs/PERFORMANCE.md, *The tables*).
     #[inline(never)]
-    fn add_past_home(&mut self, mut at: usize, a: u64, b: u64, value: i64) -> bool {
-        let value16 = value as i16;
+    fn add_past_home(&mut self, mut at: usize, a: u64, b: u64, total: i64) -> bool {
+        let value16 = total as i16;
         if self.table.short.is_flooded() {
             return self.table.short.add_keyed(a, b, value16);
         }
@@ -573,7 +542,7 @@ impl Adder<'_> {
             // adder's (see `add_short_hashed`).
             let s = unsafe { &mut *self.shape.slots.byte_add(at) };
             if s.a == a && s.b == b {
-                tally(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, value);
+                s.add(total);
                 return true;
             }
             if s.a | s.b == 0 {
@@ -591,7 +560,7 @@ impl Adder<'_> {
             at = (at + std::mem::size_of::<short::Slot>()) & self.shape.mask;
         }
         let i = at / std::mem::size_of::<short::Slot>();
-        let added = self.table.short.insert(i, a, b, value16);
+        let added = self.table.short.insert(i, a, b, total);
         self.load();
         added
     }
@@ -777,8 +746,9 @@ mod tests {
     #[test]
     fn a_short_table_is_set_aside_before_its_counts_could_overflow() {
         // Three stretches, each announced as the most one table may take:
-        // the second and third start new tables, and every name's rows
-        // from all three add up in the one sorted result.
+        // the second and third start new tables, the tables set aside are
+        // folded into one run, and every name's rows from all three add up
+        // in the one sorted result.
         let mut t = Table::default();
         let mut want: HashMap<Vec<u8>, Stats> = HashMap::new();
         for round in 0..3i16 {
@@ -794,7 +764,8 @@ mod tests {
                 }
             }
         }
-        assert_eq!(t.runs.len(), 2);
+        // Both set aside, folded into one run.
+        assert_eq!(t.runs.len(), 1);
         assert_eq!(sorted_map(t), want);
     }
 

@@ -91,16 +91,13 @@ mod tests {
     use bytemuck::Zeroable;
     use proptest::prelude::*;
 
-    /// A slot whose sort key is `key`'s 16 bytes, carrying `sum` as its
+    /// A slot whose sort key is `key`'s 16 bytes, carrying `total` as its
     /// stats.
-    fn slot(key: &[u8], sum: i64) -> Slot {
+    fn slot(key: &[u8], total: i64) -> Slot {
         let word = |w: &[u8]| u64::from_be_bytes(w.try_into().unwrap());
-        Slot {
-            a: word(&key[..8]),
-            b: word(&key[8..16]),
-            sum,
-            ..Slot::zeroed()
-        }
+        let mut s = Slot::zeroed();
+        (s.a, s.b, s.total) = (word(&key[..8]), word(&key[8..16]), total);
+        s
     }
 
     /// The slots' keys and stats as `sort` leaves them, and as
@@ -110,7 +107,7 @@ mod tests {
         want.sort_unstable_by_key(|s| (s.a, s.b));
         let mut spare = vec![Slot::zeroed(); slots.len()];
         sort(&mut slots, &mut spare);
-        [slots, want].map(|v| v.iter().map(|s| (s.a, s.b, s.sum)).collect())
+        [slots, want].map(|v| v.iter().map(|s| (s.a, s.b, s.total)).collect())
     }
 
     proptest! {

@@ -24,6 +24,27 @@ use crate::tuning::{FOURFOLD_SAMPLE, GROW_AHEAD};
 /// The longest name this table holds: the name and its `;` fill 16 bytes.
 pub(crate) const SHORT: usize = 15;
 
+/// What one row adds to a slot's [`Slot::total`]: a count of one.
+pub(crate) const ONE_ROW: i64 = 1 << COUNT_SHIFT;
+
+/// Where a slot's count starts in its [`Slot::total`]: below it the sum,
+/// in two's complement. A table's rows are fewer than `2^26` (its
+/// [`super::Table`] sees to it), so the sum's magnitude is below `999 ·
+/// 2^26 < 2^36`, and the total, `count · 2^37 + sum`, is below `2^63`.
+const COUNT_SHIFT: u32 = 37;
+
+/// The most rows a short table may count: below `2^26`, for
+/// [`COUNT_SHIFT`].
+pub(super) const MAX_ROWS: u64 = (1 << 26) - 1;
+
+/// A row of `value` tenths as a slot counts it: one add of this to its
+/// [`Slot::total`] adds the value to the sum and one to the count, and its
+/// low 16 bits are the value.
+#[inline(always)]
+pub(crate) fn total(value: i64) -> i64 {
+    value + ONE_ROW
+}
+
 /// One name: its key and its stats. All zeros is an empty slot.
 #[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, align(32))]
@@ -32,8 +53,12 @@ pub(super) struct Slot {
     pub a: u64,
     /// Key bytes 8..16. `a == b == 0` marks an empty slot: a key holds a `;`.
     pub b: u64,
-    pub sum: i64,
-    pub count: u32,
+    /// The sum and the count in one word, `count · 2^37 + sum`, so that a
+    /// row is counted by one add, not an add and an increment: the lanes'
+    /// loop is bound by its loads and stores, and this takes one of each
+    /// off every row (docs/PERFORMANCE.md, *The tables*).
+    pub total: i64,
+    _spare: u32,
     pub min: i16,
     pub max: i16,
 }
@@ -51,9 +76,53 @@ pub(super) struct Slot {
 pub(super) struct Slots(MmapMut);
 
 impl Slot {
+    /// A slot holding the key `a`, `b` and the row whose [`total`] is
+    /// `total`.
+    fn new(a: u64, b: u64, total: i64) -> Slot {
+        Slot {
+            a,
+            b,
+            total,
+            _spare: 0,
+            min: total as i16,
+            max: total as i16,
+        }
+    }
+
+    /// The slot's sum and count.
+    fn sum_count(&self) -> (i64, u64) {
+        // The low 37 bits, sign-extended; then the count above them.
+        let sum = self.total << (64 - COUNT_SHIFT) >> (64 - COUNT_SHIFT);
+        (sum, ((self.total - sum) >> COUNT_SHIFT) as u64)
+    }
+
     /// The slot's stats.
     fn stats(&self) -> Stats {
-        super::stats(self.sum, self.count, self.min, self.max)
+        let (sum, count) = self.sum_count();
+        super::stats(sum, count, self.min, self.max)
+    }
+
+    /// Counts a row given as its [`total`]. Branches, not `min`/`max`:
+    /// after a name's first rows they are almost never taken, which saves
+    /// a load and a store each per row.
+    #[inline(always)]
+    pub(super) fn add(&mut self, total: i64) {
+        self.total += total;
+        let value = total as i16;
+        if value < self.min {
+            self.min = value;
+        }
+        if value > self.max {
+            self.max = value;
+        }
+    }
+
+    /// Folds another slot's stats into this one's, as when two tables are
+    /// folded into one (whose rows stay under [`MAX_ROWS`]).
+    fn fold(&mut self, other: &Slot) {
+        self.total += other.total;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
     }
 }
 
@@ -370,29 +439,19 @@ impl Short {
             .count()
     }
 
-    /// Fills the empty slot `i` with a new name and its first value;
-    /// returns `false`, leaving the table alone, for a name
-    /// [`super::acceptable`] refuses (the scanner does not check names:
-    /// every new one lands here). Grows the table when over-full, so a
-    /// caller holding slot pointers must refresh them.
+    /// Fills the empty slot `i` with a new name and its first row, given
+    /// as its [`total`]; returns `false`, leaving the table alone, for a
+    /// name [`super::acceptable`] refuses (the scanner does not check
+    /// names: every new one lands here). Grows the table when over-full,
+    /// so a caller holding slot pointers must refresh them.
     #[cold]
     #[inline(never)]
-    pub(super) fn insert(&mut self, i: usize, a: u64, b: u64, value: i16) -> bool {
+    pub(super) fn insert(&mut self, i: usize, a: u64, b: u64, total: i64) -> bool {
         debug_assert!(!self.is_flooded());
         if !acceptable(a, b) {
             return false;
         }
-        self.fill(
-            i,
-            Slot {
-                a,
-                b,
-                sum: i64::from(value),
-                count: 1,
-                min: value,
-                max: value,
-            },
-        );
+        self.fill(i, Slot::new(a, b, total));
         true
     }
 
@@ -419,11 +478,7 @@ impl Short {
         debug_assert!(!other.is_flooded());
         for s in other.slots.iter().filter(|s| s.a | s.b != 0) {
             match self.place(s.a, s.b) {
-                Place::Held(i) => {
-                    let t = &mut self.slots[i];
-                    let from = (s.sum, s.count, s.min, s.max);
-                    super::fold(&mut t.sum, &mut t.count, &mut t.min, &mut t.max, from);
-                }
+                Place::Held(i) => self.slots[i].fold(s),
                 // Checked when `other` took it in.
                 Place::Free(i) => self.fill(i, *s),
                 Place::Flooded => {
@@ -507,7 +562,7 @@ impl Short {
         for s in self.slots.iter().step_by(step) {
             if s.a | s.b != 0 {
                 names += 1;
-                rows += u64::from(s.count);
+                rows += s.sum_count().1;
             }
         }
         // Too few names to judge by: a small table's early growths.
@@ -606,6 +661,37 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// A slot's total gives back every sum and count a table may
+        /// hold: up to `MAX_ROWS` rows of any values, so sums of any
+        /// sign up to `999 · MAX_ROWS`, added a row at a time.
+        #[test]
+        fn a_total_gives_back_its_sum_and_count(
+            count in 1..=MAX_ROWS,
+            mean in -999i64..=999,
+            rest in -999i64..=999,
+        ) {
+            // `count - 1` rows of `mean` and one of `rest`, as one total
+            // and as the rows added to it.
+            let sum = mean * (count as i64 - 1) + rest;
+            let mut s = Slot::new(1, 2, total(rest));
+            s.total += (count as i64 - 1) * total(mean);
+            proptest::prop_assert_eq!(s.sum_count(), (sum, count));
+            s.add(total(mean));
+            proptest::prop_assert_eq!(s.sum_count(), (sum + mean, count + 1));
+        }
+    }
+
+    #[test]
+    fn the_extreme_totals_give_back_their_sums_and_counts() {
+        for value in [-999, 999] {
+            let mut s = Slot::new(1, 2, total(value));
+            s.total += (MAX_ROWS as i64 - 1) * total(value);
+            assert_eq!(s.sum_count(), (value * MAX_ROWS as i64, MAX_ROWS));
+            assert_eq!((s.min, s.max), (value as i16, value as i16));
+        }
+    }
+
     #[test]
     fn ascii_keys_are_checked_for_emptiness_and_newlines() {
         let cases: [(&[u8], bool); 6] = [
@@ -630,12 +716,11 @@ mod tests {
         loop {
             let s = &mut t.slots[i];
             if s.a == a && s.b == b {
-                let v = i64::from(value);
-                super::super::tally(&mut s.sum, &mut s.count, &mut s.min, &mut s.max, v);
+                s.add(total(value.into()));
                 return;
             }
             if s.a | s.b == 0 {
-                assert!(t.insert(i, a, b, value));
+                assert!(t.insert(i, a, b, total(value.into())));
                 return;
             }
             i = (i + 1) % t.slots.len();

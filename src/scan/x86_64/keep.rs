@@ -110,19 +110,19 @@ macro_rules! call {
 /// # Safety
 /// The CPU has AVX (the callee's saves use it).
 #[inline(always)]
-pub(super) unsafe fn add_short_past(adder: &mut Adder, a: u64, b: u64, value: i64) -> bool {
+pub(super) unsafe fn add_short_past(adder: &mut Adder, a: u64, b: u64, total: i64) -> bool {
     /// The callee, its arguments as the loop's `asm!` passes them.
-    extern "sysv64" fn past(adder: usize, a: usize, b: usize, value: usize) -> usize {
+    extern "sysv64" fn past(adder: usize, a: usize, b: usize, total: usize) -> usize {
         // SAFETY: `adder` is the `&mut Adder` passed below, borrowed for
         // the call.
         let adder = unsafe { &mut *(adder as *mut Adder) };
-        usize::from(adder.add_short_past(a as u64, b as u64, value as i64))
+        usize::from(adder.add_short_past(a as u64, b as u64, total as i64))
     }
     let adder = adder as *mut Adder as usize;
     // SAFETY: `past` is an `extern "sysv64"` function of four `usize`
     // arguments; `keeping_registers` keeps what `call!` does not clobber, on
     // a CPU with AVX (forwarded from the caller).
-    unsafe { call!(past, adder, a as usize, b as usize, value as usize) != 0 }
+    unsafe { call!(past, adder, a as usize, b as usize, total as usize) != 0 }
 }
 
 /// [`Kernel::add_head`] for the lanes' loop, the row's value parsed.
@@ -130,7 +130,7 @@ pub(super) unsafe fn add_short_past(adder: &mut Adder, a: u64, b: u64, value: i6
 /// # Safety
 /// As for [`Kernel::add_head`] with the AVX2 kernel.
 #[inline(always)]
-pub(super) unsafe fn add_head(adder: &mut Adder, p: *const u8, len: usize, value: i64) -> bool {
+pub(super) unsafe fn add_head(adder: &mut Adder, p: *const u8, len: usize, value: i16) -> bool {
     /// The callee, its arguments as the loop's `asm!` passes them.
     #[target_feature(enable = "avx2,bmi1,bmi2")]
     unsafe extern "sysv64" fn head(adder: usize, p: usize, len: usize, value: usize) -> usize {

@@ -18,7 +18,7 @@ use super::keep;
 use crate::bits::{load, prefetch};
 use crate::parse::MAX_LINE_LEN;
 use crate::scan::kernel::Kernel;
-use crate::table::{Adder, Shape, SHORT};
+use crate::table::{Adder, Shape, ONE_ROW, SHORT};
 use crate::tuning::{AHEAD, LANES};
 
 /// The most bytes a line the scanner takes spans, its `\n` included.
@@ -136,10 +136,11 @@ unsafe fn words4(q: &[*const u8; 4]) -> __m256i {
     _mm256_set_epi64x(w(3), w(2), w(1), w(0))
 }
 
-/// Adds lane `k`'s row, its `;` at `len[k]` and, for a short name, its
-/// value parsed in `tenths[k]` unless `bad` says it is not one, and moves
-/// the lane to its next line; `false` if the scanner does not take the
-/// row.
+/// Adds lane `k`'s row, its `;` at `len[k]` and, for a name of under 32
+/// bytes, its value parsed in `totals[k]` (as the short table counts it,
+/// `short::total` in `crate::table`) unless `bad` says it is not one, and
+/// moves the lane to its next line; `false` if the scanner does not take
+/// the row.
 ///
 /// # Safety
 /// `p[k]` valid for reads of PAD bytes until the scan returns, the CPU
@@ -152,11 +153,11 @@ unsafe fn row<const KEEP: bool>(
     k: usize,
     len: &[usize; LANES],
     bad: u32,
-    tenths: &[i64; LANES],
+    totals: &[i64; LANES],
 ) -> bool {
     // The round's parse of the row's value, for a name its window holds:
-    // the value and the line's length, or `None` where `bad` says the
-    // bytes after the `;` are not a value.
+    // the row's total and the line's length, or `None` where `bad` says
+    // the bytes after the `;` are not a value.
     let parsed = || {
         if bad & 0x1f << (8 * k) != 0 {
             return None;
@@ -167,23 +168,23 @@ unsafe fn row<const KEEP: bool>(
         // A volatile read, one load: a plain one was served by moving the
         // value out of the vector the compiler kept on the stack.
         // SAFETY: a read of a local array's element.
-        let value = unsafe { std::ptr::read_volatile(&tenths[k]) };
-        Some((value, next))
+        let total = unsafe { std::ptr::read_volatile(&totals[k]) };
+        Some((total, next))
     };
     let next = if len[k] <= SHORT {
-        let Some((value, next)) = parsed() else {
+        let Some((total, next)) = parsed() else {
             return false;
         };
         // SAFETY: 16 readable bytes at `p[k]` (forwarded from the caller).
         let (w0, w1) = unsafe { load_words(p[k]) };
         let (a, b) = (w0 & KEY_MASKS[0][len[k]], w1 & KEY_MASKS[1][len[k]]);
         // SAFETY: `shape` is the adder's (forwarded from the caller).
-        if !unsafe { adder.tally_short_near(shape, a, b, value) } {
+        if !unsafe { adder.tally_short_near(shape, a, b, total) } {
             let added = if KEEP {
                 // SAFETY: the CPU has AVX2 (forwarded from the caller).
-                unsafe { keep::add_short_past(adder, a, b, value) }
+                unsafe { keep::add_short_past(adder, a, b, total) }
             } else {
-                adder.add_short_past(a, b, value)
+                adder.add_short_past(a, b, total)
             };
             if !added {
                 return false;
@@ -201,15 +202,16 @@ unsafe fn row<const KEEP: bool>(
         next
     } else if KEEP && len[k] < 32 {
         // A name the window holds: the round parsed its value.
-        let Some((value, next)) = parsed() else {
+        let Some((total, next)) = parsed() else {
             return false;
         };
+        // The value: a total's low 16 bits.
+        let value = total as i16;
         // At once if its home slot holds it, else through the call.
         // SAFETY: PAD readable bytes at `p[k]`, its first `;` at
         // `len[k] < 32`, the CPU has AVX2 (forwarded from the caller).
         let added = unsafe {
-            adder.tally_long_head(p[k], len[k], value as i16)
-                || keep::add_head(adder, p[k], len[k], value)
+            adder.tally_long_head(p[k], len[k], value) || keep::add_head(adder, p[k], len[k], value)
         };
         if !added {
             return false;
@@ -281,19 +283,18 @@ pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
             let q: [*const u8; LANES] = std::array::from_fn(|k| p[k].wrapping_add(len[k] + 1));
             // SAFETY: as above.
             let values = unsafe { parse4(words4(&q)) };
+            // The four rows as the short table counts them, by one add.
+            let totals_v = _mm256_add_epi64(values.tenths, _mm256_set1_epi64x(ONE_ROW));
             // Stored as two 128-bit halves: each row's 64-bit reload then
             // lies within one store, which the store buffer forwards
             // whatever its half (docs/PERFORMANCE.md, *Lanes and streams*).
-            let mut tenths = [0i64; LANES];
-            // SAFETY: `tenths` holds 4 64-bit lanes, two per store.
+            let mut totals = [0i64; LANES];
+            // SAFETY: `totals` holds 4 64-bit lanes, two per store.
             unsafe {
+                _mm_storeu_si128(totals.as_mut_ptr().cast(), _mm256_castsi256_si128(totals_v));
                 _mm_storeu_si128(
-                    tenths.as_mut_ptr().cast(),
-                    _mm256_castsi256_si128(values.tenths),
-                );
-                _mm_storeu_si128(
-                    tenths.as_mut_ptr().add(2).cast(),
-                    _mm256_extracti128_si256::<1>(values.tenths),
+                    totals.as_mut_ptr().add(2).cast(),
+                    _mm256_extracti128_si256::<1>(totals_v),
                 );
             }
             // Each lane's row in turn, written out so that each lane's
@@ -304,7 +305,7 @@ pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
             // the round's four values, and each row has none of its own
             // (docs/PERFORMANCE.md, *Registers across calls*).
             let mut lane =
-                |k, bad| unsafe { row::<KEEP>(adder, &mut shape, &mut p, k, &len, bad, &tenths) };
+                |k, bad| unsafe { row::<KEEP>(adder, &mut shape, &mut p, k, &len, bad, &totals) };
             let bad = values.bad;
             let ok = if KEEP && bad == 0 {
                 lane(0, 0) && lane(1, 0) && lane(2, 0) && lane(3, 0)

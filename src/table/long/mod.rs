@@ -183,16 +183,27 @@ impl Slot {
         super::stats(self.sum, self.count, self.min, self.max)
     }
 
-    /// Counts one more row of this station.
+    /// Counts one more row of this station, as
+    /// [`short::Slot::add`](super::short::Slot::add) does.
     #[inline(always)]
     fn add(&mut self, value: i16) {
-        super::tally(
-            &mut self.sum,
-            &mut self.count,
-            &mut self.min,
-            &mut self.max,
-            i64::from(value),
-        );
+        self.sum += i64::from(value);
+        self.count += 1;
+        if value < self.min {
+            self.min = value;
+        }
+        if value > self.max {
+            self.max = value;
+        }
+    }
+
+    /// Folds another slot's stats into this one's, as when two tables are
+    /// folded into one.
+    fn fold(&mut self, other: &Slot) {
+        self.sum += other.sum;
+        self.count += other.count;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
     }
 }
 
@@ -426,11 +437,7 @@ impl Long {
         for s in other.slots.iter().filter(|s| s.count != 0) {
             let key = Key::of(s);
             match self.find(&key, (key.hash() >> self.shift) as usize) {
-                Some(Ok(i)) => {
-                    let t = &mut self.slots[i];
-                    let from = (s.sum, s.count, s.min, s.max);
-                    super::fold(&mut t.sum, &mut t.count, &mut t.min, &mut t.max, from);
-                }
+                Some(Ok(i)) => self.slots[i].fold(s),
                 // Checked when `other` took it in.
                 Some(Err(i)) => self.fill(i, *s),
                 None => {
