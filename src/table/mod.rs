@@ -480,9 +480,12 @@ impl Adder<'_> {
     }
 
     /// Whether at most one of the table's names in `share` is longer than
-    /// [`SHORT`] bytes (so of an empty table).
+    /// [`SHORT`] bytes (so of an empty table). The names of the runs set
+    /// aside count too: a short table started afresh holds few names until
+    /// they come again, and the input has not changed.
     pub(crate) fn long_names_under(&self, share: usize) -> bool {
-        self.table.long.len() * share <= self.table.len()
+        let aside: usize = self.table.runs.iter().map(Vec::len).sum();
+        self.table.long.len() * share <= self.table.len().max(aside)
     }
 
     /// The short table's shape, for [`Adder::tally_short_near`].
@@ -767,6 +770,25 @@ mod tests {
         // Both set aside, folded into one run.
         assert_eq!(t.runs.len(), 1);
         assert_eq!(sorted_map(t), want);
+    }
+
+    #[test]
+    fn names_set_aside_count_toward_the_share_of_long_names() {
+        // Twenty short names and one long: one in 21 is long. Set aside,
+        // the short ones still count, though the live table holds the
+        // long one alone until they come again.
+        let mut t = Table::default();
+        let mut adder = t.adder(RUN_BYTES as usize);
+        for i in 0..20 {
+            assert!(adder.add(format!("s{i}").as_bytes(), 1));
+        }
+        assert!(adder.add(b"a name past sixteen bytes", 1));
+        assert!(adder.long_names_under(16));
+        assert!(!adder.long_names_under(32));
+        let adder = t.adder(1);
+        assert_eq!(adder.table.len(), 1, "the short table was set aside");
+        assert!(adder.long_names_under(16));
+        assert!(!adder.long_names_under(32));
     }
 
     #[test]
