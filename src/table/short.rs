@@ -102,19 +102,12 @@ impl Slot {
         super::stats(sum, count, self.min, self.max)
     }
 
-    /// Counts a row given as its [`total`]. Branches, not `min`/`max`:
-    /// after a name's first rows they are almost never taken, which saves
-    /// a load and a store each per row.
+    /// Counts a row given as its [`total`], whose low 16 bits are the
+    /// value.
     #[inline(always)]
     pub(super) fn add(&mut self, total: i64) {
         self.total += total;
-        let value = total as i16;
-        if value < self.min {
-            self.min = value;
-        }
-        if value > self.max {
-            self.max = value;
-        }
+        super::widen(&mut self.min, &mut self.max, total as i16);
     }
 
     /// Folds another slot's stats into this one's, as when two tables are

@@ -183,18 +183,12 @@ impl Slot {
         super::stats(self.sum, self.count, self.min, self.max)
     }
 
-    /// Counts one more row of this station, as
-    /// [`short::Slot::add`](super::short::Slot::add) does.
+    /// Counts one more row of this station.
     #[inline(always)]
     fn add(&mut self, value: i16) {
         self.sum += i64::from(value);
         self.count += 1;
-        if value < self.min {
-            self.min = value;
-        }
-        if value > self.max {
-            self.max = value;
-        }
+        super::widen(&mut self.min, &mut self.max, value);
     }
 
     /// Folds another slot's stats into this one's, as when two tables are
