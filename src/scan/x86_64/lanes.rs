@@ -298,12 +298,12 @@ pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
                 );
             }
             // Each lane's row in turn, written out so that each lane's
-            // offsets are constants.
+            // offsets are constants. Where registers are kept, names of 32
+            // bytes and more are rare and every other lane's value is
+            // checked: one test then clears the round's four values, and
+            // each row has none of its own (docs/PERFORMANCE.md, *Registers
+            // across calls*).
             // SAFETY: every `p[k]` is below its lane's end, as above.
-            // Where registers are kept, names of 32 bytes and more are rare
-            // and every other lane's value is checked: one test then clears
-            // the round's four values, and each row has none of its own
-            // (docs/PERFORMANCE.md, *Registers across calls*).
             let mut lane =
                 |k, bad| unsafe { row::<KEEP>(adder, &mut shape, &mut p, k, &len, bad, &totals) };
             let bad = values.bad;
