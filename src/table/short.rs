@@ -6,8 +6,8 @@
 //! word compares with no length check, and a name ending in NUL bytes is
 //! still told apart from its prefix. Half a cache line per name keeps the
 //! 10K-name table in L2 (docs/PERFORMANCE.md, *The tables*); the slot's
-//! count is a
-//! `u32`, which [`super::Table`] keeps from overflowing.
+//! count shares a word with its sum ([`Slot::total`]) and has 26 bits,
+//! which [`super::Table`] keeps from overflowing.
 
 use bytemuck::{Pod, Zeroable};
 use memmap2::MmapMut;
