@@ -75,8 +75,7 @@ fn widen(min: &mut i16, max: &mut i16, value: i16) {
 }
 
 /// A slot's `sum`, `count`, `min` and `max` as [`Stats`](crate::stats::Stats).
-fn stats(sum: i64, count: impl Into<u64>, min: i16, max: i16) -> crate::stats::Stats {
-    let count = count.into();
+fn stats(sum: i64, count: u64, min: i16, max: i16) -> crate::stats::Stats {
     crate::stats::Stats {
         min,
         max,
