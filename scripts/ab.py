@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Usage: scripts/ab.py [--pairs N] [--warmup N] COMMAND_A COMMAND_B
+"""Usage: scripts/ab.py [--pairs N] [--warmup N] [--json FILE] COMMAND_A COMMAND_B
 
 Times two shell commands side by side: A B A B ..., N pairs (default 21)
 after WARMUP runs of each (default 1), and prints the median of the
@@ -16,7 +16,9 @@ alternating the two commands exposes both to the same drift, and the
 median of the pairs' ratios shrugs off a disturbed pair: the method behind
 the ratios in docs/PERFORMANCE.md ("How to measure"). Each
 command runs through /bin/sh with its stdout discarded; a command that
-fails stops the comparison.
+fails stops the comparison. With --json, the runs and the ratios also go
+to FILE (scripts/compare.sh uses it for the side-by-side tables of
+docs/benchmarks.md).
 
 Example, a build against the one before it on the 10K set:
   scripts/ab.py 'old/brc bench/data/measurements-10k-1e8.txt' \\
@@ -24,6 +26,7 @@ Example, a build against the one before it on the 10K set:
 """
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -49,6 +52,31 @@ def run(command):
     return wall, cpu
 
 
+def summary(a, b, pairs):
+    """The medians of `pairs`, each ((wall, CPU) of A, (wall, CPU) of B):
+    each command's own, and of the pairs' ratios B/A, with their range."""
+    cpu = [rb[1] / ra[1] for ra, rb in pairs if ra[1] > 0]
+    wall = [rb[0] / ra[0] for ra, rb in pairs]
+
+    def own(k, command):
+        return {
+            "command": command,
+            "wall_s": statistics.median(p[k][0] for p in pairs),
+            "cpu_s": statistics.median(p[k][1] for p in pairs),
+        }
+
+    return {
+        "pairs": len(pairs),
+        "a": own(0, a),
+        "b": own(1, b),
+        "wall_ratio": statistics.median(wall),
+        "wall_ratio_range": [min(wall), max(wall)],
+        "cpu_ratio": statistics.median(cpu) if cpu else None,
+        "cpu_ratio_range": [min(cpu), max(cpu)] if cpu else None,
+        "runs": [[ra[0], ra[1], rb[0], rb[1]] for ra, rb in pairs],
+    }
+
+
 def main():
     parser = argparse.ArgumentParser(
         usage=__doc__.splitlines()[0][len("Usage: ") :],
@@ -59,6 +87,7 @@ def main():
     parser.add_argument("b", metavar="COMMAND_B", help="the candidate")
     parser.add_argument("--pairs", type=int, default=21, help="alternated pairs (default 21)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs of each first (default 1)")
+    parser.add_argument("--json", metavar="FILE", help="also write the runs and ratios to FILE")
     args = parser.parse_args()
     if args.pairs < 1 or args.warmup < 0:
         parser.error("--pairs must be at least 1 and --warmup at least 0")
@@ -70,22 +99,25 @@ def main():
         run(args.b)
     pairs = [(run(args.a), run(args.b)) for _ in range(args.pairs)]
 
-    cpu = [b[1] / a[1] for a, b in pairs if a[1] > 0]
-    wall = [b[0] / a[0] for a, b in pairs]
-    for name, k in (("A", 0), ("B", 1)):
-        runs = [p[k] for p in pairs]
+    result = summary(args.a, args.b, pairs)
+    for name in ("a", "b"):
         print(
-            f"{name}: median wall {statistics.median(r[0] for r in runs):.3f} s, "
-            f"CPU {statistics.median(r[1] for r in runs):.3f} s"
+            f"{name.upper()}: median wall {result[name]['wall_s']:.3f} s, "
+            f"CPU {result[name]['cpu_s']:.3f} s"
         )
-    if cpu:
+    wall = result["wall_ratio"]
+    if result["cpu_ratio"] is not None:
+        low, high = result["cpu_ratio_range"]
         print(
-            f"B/A over {args.pairs} pairs: CPU {statistics.median(cpu):.3f}x "
-            f"(pairs {min(cpu):.2f}-{max(cpu):.2f}x), wall {statistics.median(wall):.3f}x"
+            f"B/A over {args.pairs} pairs: CPU {result['cpu_ratio']:.3f}x "
+            f"(pairs {low:.2f}-{high:.2f}x), wall {wall:.3f}x"
         )
     else:
-        print(f"B/A over {args.pairs} pairs: wall {statistics.median(wall):.3f}x (no CPU time measured)")
-
+        print(f"B/A over {args.pairs} pairs: wall {wall:.3f}x (no CPU time measured)")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
 
 if __name__ == "__main__":
     main()

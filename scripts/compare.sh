@@ -19,6 +19,8 @@
 #      marked failed and not timed;
 #   4. times each tool with hyperfine (warm-up runs first, so the page cache
 #      is warm) and measures its peak RSS with one `/usr/bin/time -v` run;
+#      then runs each peer alternately with brc (PAIRS below), the measure
+#      of which is faster that the machine's drift does not sway;
 #   5. writes bench/results/<date>-<host>.json and renders docs/benchmarks.md
 #      and docs/benchmarks.svg from it (scripts/render_benchmarks.py).
 #
@@ -42,6 +44,9 @@
 #                          files, cross-checked and timed like brc, and marked
 #                          "not in this repository" in docs/benchmarks.md. E.g.
 #                            PEERS="austindonisan=$HOME/src/1brc" TOOLS=brc scripts/compare.sh
+#   PAIRS=21               then each peer and brc's default engine run alternately,
+#                          this many pairs per data set and thread count
+#                          (scripts/ab.py), for the side-by-side tables; 0: none
 set -euo pipefail
 
 usage() {
@@ -60,7 +65,7 @@ esac
 
 # What was set by hand goes into the results, so the run can be repeated.
 overrides=""
-for var in RUNS WARMUP THREADS SMALL_ROWS KEYS TOOLS BRC PEERS; do
+for var in RUNS WARMUP THREADS SMALL_ROWS KEYS TOOLS BRC PEERS PAIRS; do
     if [[ ${!var+x} && ${!var} == *[[:space:]]* ]]; then
         overrides+="$var=\"${!var}\" "
     elif [ -n "${!var+x}" ]; then
@@ -117,6 +122,8 @@ small_rows=$(rows_of "${SMALL_ROWS:-$(((rows + 9) / 10))}")
 runs=${RUNS:-5}
 warmup=${WARMUP:-1}
 threads=${THREADS:-$(nproc)}
+pairs=${PAIRS:-21}
+[[ $pairs =~ ^[0-9]{1,4}$ ]] || die "PAIRS: expected a number of pairs, found '$pairs'"
 keysets=${KEYS:-"413 10k"}
 tools=" ${TOOLS:-brc duckdb polars datamash awk} "
 [ "$small_rows" -le "$rows" ] || die "SMALL_ROWS ($small_rows) is larger than ROWS ($rows)"
@@ -249,6 +256,7 @@ stamp=$(date +%Y%m%d-%H%M%S)
 work=bench/work/$stamp
 mkdir -p "$work"
 entries=$work/entries.jsonl
+side_by_side=$work/pairs.jsonl
 host=$(uname -n)
 host=${host%%.*}
 date_=$(date +%Y-%m-%d)
@@ -314,6 +322,7 @@ run_tool() {
             msg="failed under /usr/bin/time -v"
         fi
     fi
+    tool_status=$status
     local extra=(--timev "$out.timev")
     [ "$group" != peer ] || extra=(--reaped "$out.reaped.json")
     "$py" scripts/compare/results.py add --entries "$entries" \
@@ -376,8 +385,19 @@ for keys in $keysets; do
         failure=
         [ "${peer_built[$i]}" = yes ] || failure=${peer_built[$i]}
         for n in $peer_threads; do
+            peer_cmd=$(peer_command "$bin" "$full" "$n")
             run_tool "$keys" "${peer_labels[$i]} ($(plural "$n"))" peer "$n" "$full" "$ref_full" \
-                "$(peer_result "$bin" "$full" "$n")" "$(peer_command "$bin" "$full" "$n")" "$failure"
+                "$(peer_result "$bin" "$full" "$n")" "$peer_cmd" "$failure"
+            # Sequential medians drift with the machine's other work; run
+            # alternately, the peer and brc share it.
+            if [ "$tool_status" = ok ] && [ "$pairs" -gt 0 ]; then
+                out=$work/$keys-${peer_names[$i]}-$n-pairs.json
+                brc_cmd="$(q "$BRC") --engine $default_engine --threads $n $(q "$full")"
+                echo "== $keys: ${peer_labels[$i]} and brc, $pairs alternated pairs, $(plural "$n")"
+                "$py" scripts/ab.py --pairs "$pairs" --json "$out" "$peer_cmd" "$brc_cmd"
+                "$py" scripts/compare/results.py pair --pairs "$side_by_side" --dataset "$keys" \
+                    --peer "${peer_labels[$i]}" --brc "brc $default_engine" --threads "$n" --ab "$out"
+            fi
         done
     done
 done
@@ -385,7 +405,7 @@ done
 # --- 5. results and docs --------------------------------------------------
 
 "$py" scripts/compare/results.py finish --meta "$work/meta.json" --entries "$entries" \
-    --reference "$reference_label" --out "$results"
+    --pairs "$side_by_side" --reference "$reference_label" --out "$results"
 "$py" scripts/render_benchmarks.py "$results"
 echo
 echo "== wrote $results, docs/benchmarks.md and docs/benchmarks.svg (details in $work)"

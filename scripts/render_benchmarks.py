@@ -188,8 +188,36 @@ def markdown(run, source, svg_name):
             ]
         for r in failed:
             lines += [f"**{r['tool']}{marks(r)}: not reported**: {r['check']}.", ""]
+        lines += side_by_side(run, dataset)
     lines += method(run)
     return "\n".join(lines)
+
+
+def side_by_side(run, dataset):
+    """The table of brc against each peer run alternately with it."""
+    pairs = [p for p in run.get("side_by_side", []) if p["dataset"] == dataset]
+    if not pairs:
+        return []
+    lines = [
+        f"Side by side with the peers: each run alternately with brc (peer, brc, "
+        f"peer, brc, …), {pairs[0]['pairs']} pairs, with the same number of threads, "
+        "so that the machine's drift over the run hits both alike "
+        "(`scripts/ab.py`). *brc ÷ peer* is the median of the pairs' ratios: "
+        "under 1 where brc is faster.",
+        "",
+        "| Peer | Threads | brc ÷ peer, wall | brc ÷ peer, CPU (range) | Peer's wall | brc's wall |",
+        "|---|--:|--:|--:|--:|--:|",
+    ]
+    for p in pairs:
+        cpu = "–"
+        if p["cpu_ratio"] is not None:
+            low, high = p["cpu_ratio_range"]
+            cpu = f"{p['cpu_ratio']:.3f}× ({low:.2f}–{high:.2f}×)"
+        lines.append(
+            f"| {p['peer']} {PEER} | {p['threads']} | **{p['wall_ratio']:.3f}×** | {cpu} "
+            f"| {seconds(p['peer_wall_s'])} | {seconds(p['brc_wall_s'])} |"
+        )
+    return lines + [""]
 
 
 def method(run):
@@ -223,6 +251,14 @@ def method(run):
             "the file: their wall time is until they exit, as a shell sees it, "
             "while their CPU time and peak RSS come from one extra run under "
             "`scripts/compare/reap.py`, which waits for every process they start."
+        )
+    if run.get("side_by_side"):
+        lines.append(
+            "- **Side by side**: after the timings above, `scripts/ab.py` runs each "
+            "peer and brc's default engine alternately, the page cache warm, and "
+            "takes the medians of the pairs' ratios of wall and CPU time (the "
+            "peer's CPU time counting the processes it leaves running); the "
+            "wall times shown are each program's median over the pairs."
         )
     lines += [
         "",

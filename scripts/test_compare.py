@@ -1,5 +1,6 @@
 """Tests of the comparison's Python side: the cross-check, the results
-collector and the renderer. Standard library only; no tool is run.
+collector, the renderer and scripts/ab.py. Standard library only; no tool
+is run but small shell commands.
 
 Usage: python3 scripts/test_compare.py
 """
@@ -18,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "compare"))
 sys.path.insert(0, HERE)
 
+import ab  # noqa: E402
 import check  # noqa: E402
 import render_benchmarks  # noqa: E402
 import results  # noqa: E402
@@ -168,8 +170,32 @@ class Results(Files):
         )
         results.add(args)
 
-    def finished_run(self, peers=False):
+    def finished_run(self, peers=False, side_by_side=False):
         entries = os.path.join(self.dir.name, "entries.jsonl")
+        pairs = None
+        if side_by_side:
+            # The peer took 0.4 s and 0.5 s; brc 0.36 s and 0.5 s.
+            pairs = os.path.join(self.dir.name, "pairs.jsonl")
+            report = {
+                "pairs": 2,
+                "a": {"command": "peer", "wall_s": 0.45, "cpu_s": 0.45},
+                "b": {"command": "brc", "wall_s": 0.43, "cpu_s": 0.43},
+                "wall_ratio": 0.95,
+                "wall_ratio_range": [0.9, 1.0],
+                "cpu_ratio": 0.95,
+                "cpu_ratio_range": [0.9, 1.0],
+                "runs": [[0.4, 0.4, 0.36, 0.36], [0.5, 0.5, 0.5, 0.5]],
+            }
+            args = type("Args", (), {})()
+            args.__dict__.update(
+                pairs=pairs,
+                dataset="413",
+                peer="peer/a",
+                brc="brc fast",
+                threads=1,
+                ab=self.write("ab.json", json.dumps(report)),
+            )
+            results.pair(args)
         self.entry(entries, "slowpoke", 3.0, 100)  # before its reference: order must not matter
         self.entry(entries, "brc fast (2 threads)", 2.0, 1000)
         self.entry(entries, "wrong", 1.0, 1000, status="failed")
@@ -195,7 +221,7 @@ class Results(Files):
         out = os.path.join(self.dir.name, "run.json")
         finish = type("Args", (), {})()
         finish.__dict__.update(
-            meta=meta, entries=entries, reference="brc fast (2 threads)", out=out
+            meta=meta, entries=entries, pairs=pairs, reference="brc fast (2 threads)", out=out
         )
         results.finish(finish)
         with open(out, encoding="utf-8") as f:
@@ -254,6 +280,56 @@ class Results(Files):
         self.assertIn("‡ not in this repository", texts)
         fills = [e.get("fill") for e in svg.iter("{http://www.w3.org/2000/svg}rect") if e.get("rx")]
         self.assertEqual(fills.count(render_benchmarks.COLORS["peer"]), 1)
+
+
+    def test_side_by_side(self):
+        run, _ = self.finished_run(peers=True, side_by_side=True)
+        [pair] = run["side_by_side"]
+        self.assertEqual((pair["peer"], pair["threads"], pair["wall_ratio"]), ("peer/a", 1, 0.95))
+        md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg")
+        self.assertIn("| peer/a ‡ | 1 | **0.950×** | 0.950× (0.90–1.00×) | 450 ms | 430 ms |", md)
+        self.assertIn("2 pairs", md)
+        self.assertIn("**Side by side**", md)
+        # Without pairs, neither the table nor its explanation.
+        run, _ = self.finished_run(peers=True)
+        self.assertEqual(run["side_by_side"], [])
+        md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg")
+        self.assertNotIn("Side by side", md)
+
+
+class Ab(Files):
+    AB = os.path.join(HERE, "ab.py")
+
+    def test_json_report(self):
+        out = os.path.join(self.dir.name, "ab.json")
+        # B sleeps a tenth of a second longer than A, every pair.
+        done = subprocess.run(
+            [sys.executable, self.AB, "--pairs", "3", "--warmup", "0", "--json", out,
+             "sleep 0.01", "sleep 0.11"],
+            capture_output=True,
+            text=True,
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("B/A over 3 pairs", done.stdout)
+        with open(out, encoding="utf-8") as f:
+            report = json.load(f)
+        self.assertEqual(report["pairs"], 3)
+        self.assertEqual(len(report["runs"]), 3)
+        self.assertEqual((report["a"]["command"], report["b"]["command"]), ("sleep 0.01", "sleep 0.11"))
+        self.assertGreater(report["b"]["wall_s"] - report["a"]["wall_s"], 0.08)
+        low, high = report["wall_ratio_range"]
+        self.assertTrue(1 < low <= report["wall_ratio"] <= high)
+
+    def test_summary_takes_medians_of_the_pairs(self):
+        pairs = [((1.0, 2.0), (2.0, 2.0)), ((1.0, 1.0), (0.5, 1.5)), ((2.0, 0.0), (3.0, 1.0))]
+        report = ab.summary("a", "b", pairs)
+        self.assertEqual(report["wall_ratio"], 1.5)
+        self.assertEqual(report["wall_ratio_range"], [0.5, 2.0])
+        # A pair whose A took no CPU time has no CPU ratio.
+        self.assertEqual(report["cpu_ratio"], 1.25)
+        self.assertEqual(report["cpu_ratio_range"], [1.0, 1.5])
+        self.assertEqual(report["a"]["wall_s"], 1.0)
+        self.assertEqual(report["b"]["cpu_s"], 1.5)
 
 
 @unittest.skipUnless(sys.platform.startswith("linux"), "PR_SET_CHILD_SUBREAPER is Linux's")

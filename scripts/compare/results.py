@@ -1,10 +1,12 @@
 """Collects one comparison run into bench/results/<date>-<host>.json.
 
-scripts/compare.sh calls it three ways:
+scripts/compare.sh calls it four ways:
 
     results.py begin  --out META ...           settings, machine, versions
     results.py add    --entries JSONL ...      one tool on one data set
-    results.py finish --meta META --entries JSONL --reference LABEL --out JSON
+    results.py pair   --pairs JSONL ...        brc and a peer, alternated
+    results.py finish --meta META --entries JSONL [--pairs JSONL]
+                      --reference LABEL --out JSON
 
 `add` reads the tool's hyperfine `--export-json` file and either its
 `/usr/bin/time -v` report or, for a peer (a program from another
@@ -126,6 +128,30 @@ def add(args):
         f.write(json.dumps(entry) + "\n")
 
 
+def pair(args):
+    """Records scripts/ab.py's report of a peer (A) and brc (B) run
+    alternately on one data set with the same thread count."""
+    with open(args.ab, encoding="utf-8") as f:
+        ab = json.load(f)
+    entry = {
+        "dataset": args.dataset,
+        "peer": args.peer,
+        "brc": args.brc,
+        "threads": args.threads,
+        "pairs": ab["pairs"],
+        # brc's time over the peer's: under 1 where brc is faster.
+        "wall_ratio": ab["wall_ratio"],
+        "wall_ratio_range": ab["wall_ratio_range"],
+        "cpu_ratio": ab["cpu_ratio"],
+        "cpu_ratio_range": ab["cpu_ratio_range"],
+        "peer_wall_s": ab["a"]["wall_s"],
+        "brc_wall_s": ab["b"]["wall_s"],
+        "runs": ab["runs"],
+    }
+    with open(args.pairs, "a", encoding="utf-8") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
 def finish(args):
     with open(args.meta, encoding="utf-8") as f:
         out = json.load(f)
@@ -152,6 +178,10 @@ def finish(args):
     out["machine"]["load_average_at_end"] = round(os.getloadavg()[0], 2)
     out["reference"] = args.reference
     out["results"] = entries
+    out["side_by_side"] = []
+    if args.pairs and os.path.exists(args.pairs):
+        with open(args.pairs, encoding="utf-8") as f:
+            out["side_by_side"] = [json.loads(line) for line in f if line.strip()]
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(out, f, indent=2)
         f.write("\n")
@@ -190,9 +220,19 @@ def main():
     p.add_argument("--reaped", help="reap.py's report, instead of --timev")
     p.set_defaults(run=add)
 
+    p = sub.add_parser("pair")
+    p.add_argument("--pairs", required=True)
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--peer", required=True, help="the peer's label (command A)")
+    p.add_argument("--brc", required=True, help="brc's label (command B)")
+    p.add_argument("--threads", type=int, required=True)
+    p.add_argument("--ab", required=True, help="scripts/ab.py's --json report")
+    p.set_defaults(run=pair)
+
     p = sub.add_parser("finish")
     p.add_argument("--meta", required=True)
     p.add_argument("--entries", required=True)
+    p.add_argument("--pairs", help="the side-by-side runs recorded by `pair`, if any")
     p.add_argument("--reference", required=True)
     p.add_argument("--out", required=True)
     p.set_defaults(run=finish)
