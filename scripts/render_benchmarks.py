@@ -254,11 +254,10 @@ def method(run):
         )
     if run.get("side_by_side"):
         lines.append(
-            "- **Side by side**: after the timings above, `scripts/ab.py` runs each "
-            "peer and brc's default engine alternately, the page cache warm, and "
-            "takes the medians of the pairs' ratios of wall and CPU time (the "
-            "peer's CPU time counting the processes it leaves running); the "
-            "wall times shown are each program's median over the pairs."
+            "- **Side by side**: after the timings, `scripts/ab.py` runs each peer "
+            "and brc's default engine alternately, page cache warm; ratios are "
+            "medians over the pairs (a peer's CPU time counts the processes it "
+            "leaves running), wall times each program's median."
         )
     lines += [
         "",
