@@ -119,5 +119,6 @@ def main():
             json.dump(result, f, indent=2)
             f.write("\n")
 
+
 if __name__ == "__main__":
     main()

@@ -19,8 +19,8 @@
 #      marked failed and not timed;
 #   4. times each tool with hyperfine (warm-up runs first, so the page cache
 #      is warm) and measures its peak RSS with one `/usr/bin/time -v` run;
-#      then runs each peer alternately with brc (PAIRS below), the measure
-#      of which is faster that the machine's drift does not sway;
+#      then runs each peer and brc alternately (PAIRS below), so that the
+#      machine's drift hits both alike;
 #   5. writes bench/results/<date>-<host>.json and renders docs/benchmarks.md
 #      and docs/benchmarks.svg from it (scripts/render_benchmarks.py).
 #
