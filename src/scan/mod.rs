@@ -397,14 +397,10 @@ mod tests {
         }
     }
 
-    /// A table that outgrows the L2 cache partway through a stretch stops
-    /// the plain feed there, and the batched feed takes the streams on to
-    /// where the first is done, as the plain feed would have: not the
-    /// stretch's rest left to the single-stream scanner, and no row fed
-    /// twice.
-    #[test]
-    fn a_table_that_grows_big_mid_stretch_is_fed_to_the_end() {
-        let names = 120_000;
+    /// A chunk of `names` rows, each of a name of its own, and `N`
+    /// stretches of it cut at line starts: the chunk (padded), and the
+    /// stretches' starts and ends.
+    fn distinct_names<const N: usize>(names: usize) -> (Vec<u8>, [usize; N], [usize; N]) {
         let mut chunk = Vec::new();
         for i in 0..names {
             chunk.extend_from_slice(format!("s{}", i * 7919 % names).as_bytes());
@@ -413,29 +409,56 @@ mod tests {
         let limit = chunk.len();
         chunk.extend_from_slice(&[0; PAD]);
         let cut = |at: usize| at + chunk[at..].iter().position(|&c| c == b'\n').unwrap() + 1;
-        let starts = [0, cut(limit / 3), cut(2 * limit / 3)];
-        let ends = [starts[1], starts[2], limit];
+        let starts: [usize; N] =
+            std::array::from_fn(|k| if k == 0 { 0 } else { cut(limit * k / N) });
+        let ends = std::array::from_fn(|k| if k + 1 < N { starts[k + 1] } else { limit });
+        (chunk, starts, ends)
+    }
+
+    /// Finishes each stretch of [`distinct_names`] from its stop with the
+    /// single-stream scanner, then checks that the table holds each of the
+    /// `names` names once: no row left out, none fed twice.
+    fn finish_each_once<const N: usize>(
+        mut table: Table,
+        dispatch: Dispatch,
+        chunk: &[u8],
+        ps: &[usize; N],
+        ends: &[usize; N],
+        names: usize,
+        label: &str,
+    ) {
+        for k in 0..N {
+            let mut adder = table.adder(ends[k] - ps[k]);
+            let done = scan(dispatch, &mut adder, chunk, ps[k], ends[k]);
+            assert_eq!(done, Ok(ends[k]), "{label}");
+        }
+        let sorted = table.into_sorted();
+        assert_eq!(sorted.len(), names, "{label}");
+        assert!(sorted.iter().all(|e| e.stats.count == 1), "{label}");
+    }
+
+    /// A table that outgrows the L2 cache partway through a stretch stops
+    /// the plain feed there, and the batched feed takes the streams on to
+    /// where the first is done, as the plain feed would have: not the
+    /// stretch's rest left to the single-stream scanner, and no row fed
+    /// twice.
+    #[test]
+    fn a_table_that_grows_big_mid_stretch_is_fed_to_the_end() {
+        let names = 120_000;
+        let (chunk, starts, ends) = distinct_names::<STREAMS>(names);
         for dispatch in [Dispatch::Best, Dispatch::Swar] {
+            let label = format!("{dispatch:?}");
             let mut table = Table::default();
             let mut adder = table.adder(chunk.len());
             assert!(!adder.is_big());
             let mut ps = starts;
             scan_lockstep(dispatch, &mut adder, &chunk, &mut ps, &ends);
-            assert!(adder.is_big(), "{dispatch:?}");
+            assert!(adder.is_big(), "{label}");
             // The feeds stop when the first stream is done; the others are
             // then a few lines from their ends.
             let left: usize = (0..STREAMS).map(|k| ends[k] - ps[k]).sum();
-            assert!(left < 100, "{dispatch:?}: {left} bytes left");
-            for k in 0..STREAMS {
-                let mut adder = table.adder(ends[k] - ps[k]);
-                assert_eq!(
-                    scan(dispatch, &mut adder, &chunk, ps[k], ends[k]),
-                    Ok(ends[k])
-                );
-            }
-            let sorted = table.into_sorted();
-            assert_eq!(sorted.len(), names, "{dispatch:?}");
-            assert!(sorted.iter().all(|e| e.stats.count == 1), "{dispatch:?}");
+            assert!(left < 100, "{label}: {left} bytes left");
+            finish_each_once(table, dispatch, &chunk, &ps, &ends, names, &label);
         }
     }
 
@@ -449,36 +472,18 @@ mod tests {
             return;
         }
         let names = 120_000;
-        let mut chunk = Vec::new();
-        for i in 0..names {
-            chunk.extend_from_slice(format!("s{};-1.5\n", i * 7919 % names).as_bytes());
-        }
-        let limit = chunk.len();
-        chunk.extend_from_slice(&[0; PAD]);
-        let cut = |at: usize| at + chunk[at..].iter().position(|&c| c == b'\n').unwrap() + 1;
-        let starts: [usize; LANES] =
-            std::array::from_fn(|k| if k == 0 { 0 } else { cut(limit * k / LANES) });
-        let ends: [usize; LANES] =
-            std::array::from_fn(|k| if k + 1 < LANES { starts[k + 1] } else { limit });
+        let (chunk, starts, ends) = distinct_names::<LANES>(names);
+        let limit = chunk.len() - PAD;
         for keep in [false, true] {
+            let label = format!("keep {keep}");
             let mut table = Table::default();
             let mut adder = table.adder(chunk.len());
             let mut ps = starts;
             scan_lanes_as(Dispatch::Best, keep, &mut adder, &chunk, &mut ps, &ends);
-            assert!(adder.is_big(), "keep {keep}");
+            assert!(adder.is_big(), "{label}");
             let left: usize = (0..LANES).map(|k| ends[k] - ps[k]).sum();
-            assert!(
-                left > limit / 8,
-                "keep {keep}: {left} of {limit} bytes left"
-            );
-            for k in 0..LANES {
-                let mut adder = table.adder(ends[k] - ps[k]);
-                let done = scan(Dispatch::Best, &mut adder, &chunk, ps[k], ends[k]);
-                assert_eq!(done, Ok(ends[k]), "keep {keep}");
-            }
-            let sorted = table.into_sorted();
-            assert_eq!(sorted.len(), names, "keep {keep}");
-            assert!(sorted.iter().all(|e| e.stats.count == 1), "keep {keep}");
+            assert!(left > limit / 8, "{label}: {left} of {limit} bytes left");
+            finish_each_once(table, Dispatch::Best, &chunk, &ps, &ends, names, &label);
         }
     }
 
