@@ -136,11 +136,62 @@ unsafe fn words4(q: &[*const u8; 4]) -> __m256i {
     _mm256_set_epi64x(w(3), w(2), w(1), w(0))
 }
 
+/// The round's four rows as the short table counts them
+/// (`short::total` in `crate::table`), one per lane: the vector, and where
+/// the loop does not keep its registers, its lanes stored (see
+/// [`Totals::store`]).
+#[derive(Clone, Copy)]
+struct Totals<'a, const KEEP: bool> {
+    v: __m256i,
+    stored: &'a [i64; LANES],
+}
+
+impl<const KEEP: bool> Totals<'_, KEEP> {
+    /// Where the loop keeps its registers, nothing: the vector stays in
+    /// one and each row takes its total out of it, no store and reload on
+    /// the load ports the loop is short of. In the other loop the compiler
+    /// spills the vector anyway, so its lanes are stored as two 128-bit
+    /// halves: each row's 64-bit reload then lies within one store, which
+    /// the store buffer forwards whatever its half (docs/PERFORMANCE.md,
+    /// *Lanes and streams*).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn store(v: __m256i, stored: &mut [i64; LANES]) {
+        if !KEEP {
+            // SAFETY: `stored` holds 4 64-bit lanes, two per store.
+            unsafe {
+                _mm_storeu_si128(stored.as_mut_ptr().cast(), _mm256_castsi256_si128(v));
+                _mm_storeu_si128(
+                    stored.as_mut_ptr().add(2).cast(),
+                    _mm256_extracti128_si256::<1>(v),
+                );
+            }
+        }
+    }
+
+    /// Lane `k`'s total.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn get(self, k: usize) -> i64 {
+        if !KEEP {
+            // A volatile read, one load: a plain one was served by moving
+            // the value out of the vector the compiler kept on the stack.
+            // SAFETY: a read of an array's element.
+            return unsafe { std::ptr::read_volatile(&self.stored[k]) };
+        }
+        match k {
+            0 => _mm256_extract_epi64::<0>(self.v),
+            1 => _mm256_extract_epi64::<1>(self.v),
+            2 => _mm256_extract_epi64::<2>(self.v),
+            _ => _mm256_extract_epi64::<3>(self.v),
+        }
+    }
+}
+
 /// Adds lane `k`'s row, its `;` at `len[k]` and, for a name of under 32
-/// bytes, its value parsed in `totals[k]` (as the short table counts it,
-/// `short::total` in `crate::table`) unless `bad` says it is not one, and
-/// moves the lane to its next line; `false` if the scanner does not take
-/// the row.
+/// bytes, its value parsed in `totals` unless `bad` says it is not one,
+/// and moves the lane to its next line; `false` if the scanner does not
+/// take the row.
 ///
 /// # Safety
 /// `p[k]` valid for reads of PAD bytes until the scan returns, the CPU
@@ -153,7 +204,7 @@ unsafe fn row<const KEEP: bool>(
     k: usize,
     len: &[usize; LANES],
     bad: u32,
-    totals: &[i64; LANES],
+    totals: Totals<KEEP>,
 ) -> bool {
     // The round's parse of the row's value, for a name its window holds:
     // the row's total and the line's length, or `None` where `bad` says
@@ -165,10 +216,8 @@ unsafe fn row<const KEEP: bool>(
         // SAFETY: the value's 8 bytes lie within the PAD readable bytes at
         // `p[k]` (forwarded from the caller), the `;` at `len[k] < 32`.
         let next = 1 + unsafe { newline_at(p[k], len[k]) };
-        // A volatile read, one load: a plain one was served by moving the
-        // value out of the vector the compiler kept on the stack.
-        // SAFETY: a read of a local array's element.
-        let total = unsafe { std::ptr::read_volatile(&totals[k]) };
+        // SAFETY: the CPU has AVX2 (forwarded from the caller).
+        let total = unsafe { totals.get(k) };
         Some((total, next))
     };
     let next = if len[k] <= SHORT {
@@ -285,18 +334,12 @@ pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
             let values = unsafe { parse4(words4(&q)) };
             // The four rows as the short table counts them, by one add.
             let totals_v = _mm256_add_epi64(values.tenths, _mm256_set1_epi64x(ONE_ROW));
-            // Stored as two 128-bit halves: each row's 64-bit reload then
-            // lies within one store, which the store buffer forwards
-            // whatever its half (docs/PERFORMANCE.md, *Lanes and streams*).
-            let mut totals = [0i64; LANES];
-            // SAFETY: `totals` holds 4 64-bit lanes, two per store.
-            unsafe {
-                _mm_storeu_si128(totals.as_mut_ptr().cast(), _mm256_castsi256_si128(totals_v));
-                _mm_storeu_si128(
-                    totals.as_mut_ptr().add(2).cast(),
-                    _mm256_extracti128_si256::<1>(totals_v),
-                );
-            }
+            let mut stored = [0i64; LANES];
+            Totals::<KEEP>::store(totals_v, &mut stored);
+            let totals = Totals::<KEEP> {
+                v: totals_v,
+                stored: &stored,
+            };
             // Each lane's row in turn, written out so that each lane's
             // offsets are constants. Where registers are kept, names of 32
             // bytes and more are rare and every other lane's value is
@@ -305,7 +348,7 @@ pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
             // across calls*).
             // SAFETY: every `p[k]` is below its lane's end, as above.
             let mut lane =
-                |k, bad| unsafe { row::<KEEP>(adder, &mut shape, &mut p, k, &len, bad, &totals) };
+                |k, bad| unsafe { row::<KEEP>(adder, &mut shape, &mut p, k, &len, bad, totals) };
             let bad = values.bad;
             let ok = if KEEP && bad == 0 {
                 lane(0, 0) && lane(1, 0) && lane(2, 0) && lane(3, 0)
