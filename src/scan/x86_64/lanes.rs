@@ -139,15 +139,16 @@ unsafe fn words4(q: &[*const u8; 4]) -> __m256i {
 /// The round's four rows as the short table counts them
 /// (`short::total` in `crate::table`), one per lane: the vector, and where
 /// the loop does not keep its registers, its lanes stored (see
-/// [`Totals::store`]).
+/// [`Totals::new`]).
 #[derive(Clone, Copy)]
 struct Totals<'a, const KEEP: bool> {
     v: __m256i,
     stored: &'a [i64; LANES],
 }
 
-impl<const KEEP: bool> Totals<'_, KEEP> {
-    /// Where the loop keeps its registers, nothing: the vector stays in
+impl<'a, const KEEP: bool> Totals<'a, KEEP> {
+    /// The totals `v`, stored in `stored` where the loop does not keep
+    /// its registers. Where it does, nothing is stored: the vector stays in
     /// one and each row takes its total out of it, no store and reload on
     /// the load ports the loop is short of. In the other loop the compiler
     /// spills the vector anyway, so its lanes are stored as two 128-bit
@@ -156,7 +157,7 @@ impl<const KEEP: bool> Totals<'_, KEEP> {
     /// *Lanes and streams*).
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn store(v: __m256i, stored: &mut [i64; LANES]) {
+    fn new(v: __m256i, stored: &'a mut [i64; LANES]) -> Self {
         if !KEEP {
             // SAFETY: `stored` holds 4 64-bit lanes, two per store.
             unsafe {
@@ -167,6 +168,7 @@ impl<const KEEP: bool> Totals<'_, KEEP> {
                 );
             }
         }
+        Totals { v, stored }
     }
 
     /// Lane `k`'s total.
@@ -335,11 +337,7 @@ pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
             // The four rows as the short table counts them, by one add.
             let totals_v = _mm256_add_epi64(values.tenths, _mm256_set1_epi64x(ONE_ROW));
             let mut stored = [0i64; LANES];
-            Totals::<KEEP>::store(totals_v, &mut stored);
-            let totals = Totals::<KEEP> {
-                v: totals_v,
-                stored: &stored,
-            };
+            let totals = Totals::<KEEP>::new(totals_v, &mut stored);
             // Each lane's row in turn, written out so that each lane's
             // offsets are constants. Where registers are kept, names of 32
             // bytes and more are rare and every other lane's value is
