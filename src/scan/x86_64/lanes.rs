@@ -190,7 +190,21 @@ impl<'a, const KEEP: bool> Totals<'a, KEEP> {
     }
 }
 
-/// Adds lane `k`'s row, its `;` at `len[k]` and, for a name of under 32
+/// Each lane's line as its first 32 bytes show it.
+struct Windows {
+    /// Where the line's first `;` is, 32 if not in the window.
+    len: [usize; LANES],
+    /// Where the loop keeps its registers, a bit for each `\n` in the
+    /// window. A short row's next line starts after the first: its name
+    /// holds none, or the table refuses it, and its value's `\n` lies
+    /// within the window. A `tzcnt` on from the window, where the lane's
+    /// next round waited on [`newline_at`]'s load; the other loop has no
+    /// registers to spare for the bits, which cost it more than they saved
+    /// (docs/PERFORMANCE.md, *Registers across calls*).
+    newlines: [u32; LANES],
+}
+
+/// Adds lane `k`'s row, its `;` at `w.len[k]` and, for a name of under 32
 /// bytes, its value parsed in `totals` unless `bad` says it is not one,
 /// and moves the lane to its next line; `false` if the scanner does not
 /// take the row.
@@ -204,10 +218,11 @@ unsafe fn row<const KEEP: bool>(
     shape: &mut Shape,
     p: &mut [*const u8; LANES],
     k: usize,
-    len: &[usize; LANES],
+    w: &Windows,
     bad: u32,
     totals: Totals<KEEP>,
 ) -> bool {
+    let len = &w.len;
     // The round's parse of the row's value, for a name its window holds:
     // the row's total and the line's length, or `None` where `bad` says
     // the bytes after the `;` are not a value.
@@ -225,6 +240,11 @@ unsafe fn row<const KEEP: bool>(
     let next = if len[k] <= SHORT {
         let Some((total, next)) = parsed() else {
             return false;
+        };
+        let next = if KEEP {
+            w.newlines[k].trailing_zeros() as usize + 1
+        } else {
+            next
         };
         // SAFETY: 16 readable bytes at `p[k]` (forwarded from the caller).
         let (w0, w1) = unsafe { load_words(p[k]) };
@@ -306,6 +326,7 @@ pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
     let mut p = ps.map(|i| base.wrapping_add(i));
     let e = ends.map(|i| base.wrapping_add(i));
     let semicolon = _mm256_set1_epi8(b';' as i8);
+    let newline = _mm256_set1_epi8(b'\n' as i8);
     let mut shape = adder.shape();
     'scan: loop {
         // A round moves each lane at most `LINE_SPAN` bytes, so these
@@ -318,20 +339,24 @@ pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
             break;
         }
         for _ in 0..left.div_ceil(LINE_SPAN) {
-            // Each line's first `;` in its first 32 bytes (32 if none), its
-            // input prefetched `AHEAD` bytes on, as the lockstep feed does
-            // (docs/PERFORMANCE.md, *The scanner*).
+            // Each line's window, its input prefetched `AHEAD` bytes on, as
+            // the lockstep feed does (docs/PERFORMANCE.md, *The scanner*).
+            let mut newlines = [0; LANES];
             // SAFETY: every `p[k]` is below its lane's end (see `left`), so
             // `PAD >= 32` bytes from it lie in `buf`.
-            let len: [usize; LANES] = std::array::from_fn(|k| unsafe {
+            let len = std::array::from_fn(|k| unsafe {
                 prefetch::<true, _>(p[k].wrapping_add(AHEAD));
                 let v = _mm256_loadu_si256(p[k].cast());
+                if KEEP {
+                    newlines[k] = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, newline)) as u32;
+                }
                 let m = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, semicolon)) as u32;
                 m.trailing_zeros() as usize
             });
+            let w = Windows { len, newlines };
             // The 8 bytes after each `;` (garbage for a long name, whose
             // verdict is not used): `len + 9 <= 41 <= PAD`.
-            let q: [*const u8; LANES] = std::array::from_fn(|k| p[k].wrapping_add(len[k] + 1));
+            let q: [*const u8; LANES] = std::array::from_fn(|k| p[k].wrapping_add(w.len[k] + 1));
             // SAFETY: as above.
             let values = unsafe { parse4(words4(&q)) };
             // The four rows as the short table counts them, by one add.
@@ -346,7 +371,7 @@ pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
             // across calls*).
             // SAFETY: every `p[k]` is below its lane's end, as above.
             let mut lane =
-                |k, bad| unsafe { row::<KEEP>(adder, &mut shape, &mut p, k, &len, bad, totals) };
+                |k, bad| unsafe { row::<KEEP>(adder, &mut shape, &mut p, k, &w, bad, totals) };
             let bad = values.bad;
             let ok = if KEEP && bad == 0 {
                 lane(0, 0) && lane(1, 0) && lane(2, 0) && lane(3, 0)
