@@ -230,9 +230,13 @@ unsafe fn row<const KEEP: bool>(
         if bad & 0x1f << (8 * k) != 0 {
             return None;
         }
-        // SAFETY: the value's 8 bytes lie within the PAD readable bytes at
-        // `p[k]` (forwarded from the caller), the `;` at `len[k] < 32`.
-        let next = 1 + unsafe { newline_at(p[k], len[k]) };
+        let next = if KEEP && len[k] <= SHORT {
+            w.newlines[k].trailing_zeros() as usize + 1
+        } else {
+            // SAFETY: the value's 8 bytes lie within the PAD readable bytes
+            // at `p[k]` (forwarded from the caller), the `;` at `len[k] < 32`.
+            1 + unsafe { newline_at(p[k], len[k]) }
+        };
         // SAFETY: the CPU has AVX2 (forwarded from the caller).
         let total = unsafe { totals.get(k) };
         Some((total, next))
@@ -240,11 +244,6 @@ unsafe fn row<const KEEP: bool>(
     let next = if len[k] <= SHORT {
         let Some((total, next)) = parsed() else {
             return false;
-        };
-        let next = if KEEP {
-            w.newlines[k].trailing_zeros() as usize + 1
-        } else {
-            next
         };
         // SAFETY: 16 readable bytes at `p[k]` (forwarded from the caller).
         let (w0, w1) = unsafe { load_words(p[k]) };
