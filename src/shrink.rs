@@ -20,10 +20,11 @@
 
 use std::io;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-/// How many mappings can be guarded at once; more are mapped unguarded.
+/// How many mappings one [`Block`] guards; more guards chain more blocks.
 const SLOTS: usize = 64;
 
 /// One guarded address range. `end == 0` means the slot guards nothing.
@@ -32,6 +33,63 @@ struct Slot {
     start: AtomicUsize,
     end: AtomicUsize,
     hit: AtomicBool,
+}
+
+/// A block of slots and the next block: a list that only grows, so the
+/// handler can walk it with atomic loads alone while guards come and go.
+/// Blocks are never freed; the list is as long as the most mappings
+/// guarded at once ever needed, a block per [`SLOTS`] of them.
+struct Block {
+    slots: [Slot; SLOTS],
+    next: AtomicPtr<Block>,
+}
+
+impl Block {
+    const fn new() -> Block {
+        Block {
+            slots: [const {
+                Slot {
+                    taken: AtomicBool::new(false),
+                    start: AtomicUsize::new(0),
+                    end: AtomicUsize::new(0),
+                    hit: AtomicBool::new(false),
+                }
+            }; SLOTS],
+            next: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// The next block, if one has been chained.
+    fn next(&self) -> Option<&'static Block> {
+        // SAFETY: `next` is null or a pointer from `Box::leak` (`Block::
+        // chain`), published with `Release` after the block was built and
+        // never freed, so it is valid for `'static`.
+        unsafe { self.next.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// Every block of the list, from `FIRST` on.
+    fn all() -> impl Iterator<Item = &'static Block> {
+        std::iter::successors(Some(&FIRST), |b| b.next())
+    }
+
+    /// Chains a new block after the list's last, or after whichever block
+    /// another thread chained first; returns the block now after `self`.
+    fn chain(&'static self) -> &'static Block {
+        let new: &'static Block = Box::leak(Box::new(Block::new()));
+        let mut last = self;
+        loop {
+            match last.next.compare_exchange(
+                ptr::null_mut(),
+                ptr::from_ref(new).cast_mut(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return new,
+                // SAFETY: as in `next`: a non-null `next` is a leaked block.
+                Err(other) => last = unsafe { &*other },
+            }
+        }
+    }
 }
 
 /// Whether any guarded mapping has shrunk in this process.
@@ -44,14 +102,8 @@ pub fn seen() -> bool {
     SEEN.load(Ordering::Acquire)
 }
 
-static GUARDED: [Slot; SLOTS] = [const {
-    Slot {
-        taken: AtomicBool::new(false),
-        start: AtomicUsize::new(0),
-        end: AtomicUsize::new(0),
-        hit: AtomicBool::new(false),
-    }
-}; SLOTS];
+/// The first block of guarded ranges; the rest are chained to it.
+static FIRST: Block = Block::new();
 
 /// The page size and the `SIGBUS` action found before ours, set once when
 /// the handler is installed (`None` if it could not be).
@@ -69,22 +121,28 @@ pub(crate) struct Guard {
 
 impl Guard {
     /// Guards `range`, the addresses of a read-only file mapping that lives
-    /// at least as long as the guard.
+    /// at least as long as the guard. Any number of ranges can be guarded
+    /// at once: when every slot is taken, a new block of them is chained.
     pub(crate) fn new(range: Range<usize>) -> Guard {
         if range.is_empty() || install().is_none() {
             return Guard { slot: None };
         }
-        let slot = GUARDED.iter().find(|s| {
+        let take = |s: &Slot| {
             s.taken
                 .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
-        });
-        if let Some(slot) = slot {
-            slot.hit.store(false, Ordering::Relaxed);
-            slot.start.store(range.start, Ordering::Relaxed);
-            slot.end.store(range.end, Ordering::Release);
-        }
-        Guard { slot }
+        };
+        let mut block = &FIRST;
+        let slot = loop {
+            if let Some(slot) = block.slots.iter().find(|s| take(s)) {
+                break slot;
+            }
+            block = block.next().unwrap_or_else(|| block.chain());
+        };
+        slot.hit.store(false, Ordering::Relaxed);
+        slot.start.store(range.start, Ordering::Relaxed);
+        slot.end.store(range.end, Ordering::Release);
+        Guard { slot: Some(slot) }
     }
 
     /// Whether a page of the range was read past the file's end: the file
@@ -127,9 +185,10 @@ fn install() -> Option<usize> {
     installed.map(|(page, _)| page)
 }
 
-/// The `SIGBUS` handler. It only reads atomics and the settled
-/// [`INSTALLED`], and calls `mmap` and `sigaction`, which are plain system
-/// calls: nothing that allocates or locks.
+/// The `SIGBUS` handler. It only reads atomics (the block list among
+/// them, which is never freed) and the settled [`INSTALLED`], and calls
+/// `mmap` and `sigaction`, which are plain system calls: nothing that
+/// allocates or locks.
 extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     let Some(Some((page, before))) = INSTALLED.get() else {
         return;
@@ -137,7 +196,7 @@ extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
     // SAFETY: the kernel passes a valid `siginfo_t` to a `SA_SIGINFO`
     // handler; for `SIGBUS` `si_addr` is the faulting address.
     let addr = unsafe { (*info).si_addr() } as usize;
-    let ours = GUARDED.iter().find(|s| {
+    let ours = Block::all().flat_map(|b| &b.slots).find(|s| {
         let end = s.end.load(Ordering::Acquire);
         s.start.load(Ordering::Relaxed) <= addr && addr < end
     });
@@ -204,5 +263,40 @@ mod tests {
         drop(guard);
         let other = Guard::new(start..start + map.len());
         assert!(!other.shrank(), "a new guard starts clean");
+    }
+
+    #[test]
+    fn every_one_of_many_guarded_mappings_reads_zeros_past_a_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = 3 * SLOTS + 5;
+        let maps: Vec<_> = (0..n)
+            .map(|i| {
+                let path = dir.path().join(format!("{i}.txt"));
+                std::fs::write(&path, vec![b'x'; 3 * 4096]).unwrap();
+                let file = File::open(&path).unwrap();
+                // SAFETY: the test owns the file; its truncation below is the point.
+                let map = unsafe { memmap2::Mmap::map(&file).unwrap() };
+                (path, map)
+            })
+            .collect();
+        let guards: Vec<_> = maps
+            .iter()
+            .map(|(_, map)| {
+                let start = map.as_ptr() as usize;
+                Guard::new(start..start + map.len())
+            })
+            .collect();
+        for (path, _) in &maps {
+            File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_len(10)
+                .unwrap();
+        }
+        for ((_, map), guard) in maps.iter().zip(&guards) {
+            assert_eq!(map[map.len() - 1], 0);
+            assert!(guard.shrank());
+        }
     }
 }
