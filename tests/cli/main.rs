@@ -1,6 +1,7 @@
 //! The `brc` binary, run as a user runs it: official samples, bad input,
-//! output formats and command-line usage.
+//! output formats, command-line usage and a closed stdout.
 
+mod closed_stdout;
 mod conformance;
 mod errors;
 mod formats;

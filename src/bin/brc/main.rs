@@ -203,14 +203,15 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     match &cli.command {
         Some(Command::Generate(args)) => return generate::run(args),
         Some(Command::Completions { shell }) => {
-            let mut out = io::stdout().lock();
-            clap_complete::generate(*shell, &mut Cli::command(), "brc", &mut out);
-            return Ok(out.flush()?);
+            // Rendered in memory: `clap_complete` panics when a write fails.
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut Cli::command(), "brc", &mut script);
+            return Ok(write_stdout(&script)?);
         }
         Some(Command::Man) => {
-            let mut out = io::stdout().lock();
-            clap_mangen::Man::new(Cli::command()).render(&mut out)?;
-            return Ok(out.flush()?);
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+            return Ok(write_stdout(&page)?);
         }
         Some(Command::Merge(args)) => return merge::run(args),
         None => {}
@@ -261,6 +262,27 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Writes `bytes`, a whole output rendered in memory, to stdout. A write
+/// that fails returns its error like every other write to stdout, so a
+/// closed stdout ends the run as [`reader_gone`] tells.
+fn write_stdout(bytes: &[u8]) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()
+}
+
+/// Whether `e` comes from a write to a pipe whose reader has gone away
+/// (`brc big.txt | head`, or a FIFO given to `generate -o`): the reader has
+/// all it wanted, so the run ends with status 0 and no message. The whole chain is searched, as the
+/// write's error may sit under context or the library's own errors.
+fn reader_gone(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
 /// Prints `summary` to stdout, rendered by up to `threads` threads.
 fn print(summary: &Summary, format: Format, threads: usize) -> io::Result<()> {
     brc::output::write_parts(summary, format, threads, io::stdout().lock())
@@ -288,10 +310,7 @@ fn main() -> ExitCode {
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let broken_pipe = e
-                .downcast_ref::<io::Error>()
-                .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe);
-            if broken_pipe {
+            if reader_gone(&e) {
                 return ExitCode::SUCCESS;
             }
             // Nothing more to do if stderr is gone too: the status says it.
