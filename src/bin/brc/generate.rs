@@ -4,11 +4,15 @@ use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use brc::generate::{Generator, Keys, Progress, MAX_KEYS};
-use indicatif::{HumanBytes, ProgressBar, ProgressState, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState};
+
+use crate::progress::rows_frame;
 
 const AFTER_HELP: &str = "\
 The output is a pure function of --rows, --keys and --seed: the same bytes
@@ -61,10 +65,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Some(t) => t as usize,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let bar = progress_bar(args.rows, args.quiet);
+    let bytes = Arc::new(AtomicU64::new(0));
+    let bar = progress_bar(args.rows, Arc::clone(&bytes), args.quiet);
     let progress = |p: Progress| {
+        bytes.store(p.bytes, Ordering::Relaxed);
         bar.set_position(p.rows);
-        bar.set_message(HumanBytes(p.bytes).to_string());
     };
     match args.output.as_deref().filter(|p| *p != Path::new("-")) {
         None => {
@@ -120,18 +125,18 @@ fn write_file(
     Ok(())
 }
 
-/// A progress bar on stderr, hidden unless stderr is a terminal.
-fn progress_bar(rows: u64, quiet: bool) -> ProgressBar {
+/// A progress bar on stderr, hidden unless stderr is a terminal: rows
+/// written out of `rows`, and `bytes`, which the writer keeps up to date.
+fn progress_bar(rows: u64, bytes: Arc<AtomicU64>, quiet: bool) -> ProgressBar {
     if quiet || !io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let style = ProgressStyle::with_template(
-        "{wide_bar} {human_pos}/{human_len} rows, {msg}, {rate}, ETA {eta}",
-    )
-    .expect("valid template")
-    .with_key("rate", |state: &ProgressState, w: &mut dyn fmt::Write| {
-        let _ = write!(w, "{:.1}M rows/s", state.per_sec() / 1e6);
-    });
+    let start = Instant::now();
+    let frame = move |state: &ProgressState, w: &mut dyn fmt::Write| {
+        let bytes = bytes.load(Ordering::Relaxed);
+        let _ = w.write_str(&rows_frame(start.elapsed(), state.pos(), bytes, rows));
+    };
+    let style = crate::progress::style("[{wide_bar}] {frame}").with_key("frame", frame);
     let bar = ProgressBar::new(rows).with_style(style);
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
