@@ -1,6 +1,6 @@
 """Tests of the comparison's Python side: the cross-check, the results
-collector, the renderer and scripts/ab.py. Standard library only; no tool
-is run but small shell commands.
+collector, the renderer, scripts/ab.py and a peer's adapter. Standard
+library only; no tool is run but small shell commands.
 
 Usage: python3 scripts/test_compare.py
 """
@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -16,6 +17,7 @@ import unittest
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "compare"))
 sys.path.insert(0, HERE)
 
@@ -125,10 +127,8 @@ class Check(Files):
         )
 
 
-class Results(Files):
-    def test_time_v(self):
-        t = results.time_v(self.write("t.txt", TIME_V))
-        self.assertEqual(t, {"wall_s": 62.5, "user_s": 1.25, "sys_s": 0.05, "max_rss_kib": 20480})
+class Run(Files):
+    """Makes a finished run of made-up tools through results.py."""
 
     def entry(self, entries, tool, median, rows_measured, status="ok", group=None, reaped=None):
         hyperfine = self.write(
@@ -227,6 +227,12 @@ class Results(Files):
         with open(out, encoding="utf-8") as f:
             return json.load(f), out
 
+
+class Results(Run):
+    def test_time_v(self):
+        t = results.time_v(self.write("t.txt", TIME_V))
+        self.assertEqual(t, {"wall_s": 62.5, "user_s": 1.25, "sys_s": 0.05, "max_rss_kib": 20480})
+
     def test_finish_extrapolates_and_compares(self):
         run, _ = self.finished_run()
         by_tool = {r["tool"]: r for r in run["results"]}
@@ -297,6 +303,90 @@ class Results(Files):
         self.assertNotIn("Side by side", md)
 
 
+# An absolute path in a page: after a blank, a quote, `=` or `(`. The
+# method text names one, /usr/bin/time, the same on every machine.
+ABSOLUTE = re.compile(r"""(?:^|[\s`"'=(])(/(?!usr/bin/time\b)[^\s`"')]*)""", re.M)
+
+
+def machine_paths(text):
+    """The absolute paths and the `../` in a page, but for its link to
+    scripts/README.md from docs/."""
+    found = ABSOLUTE.findall(text)
+    rest = text.replace("](../scripts/README.md)", "")
+    found += re.findall(r"\S*\.\./\S*", rest)
+    return found
+
+
+class MachinePaths(Run):
+    """A page is read on other machines: it shows none of the paths of
+    the one where the figures were measured."""
+
+    DATA = "bench/data/measurements-413-1000.txt"
+
+    def run_with_paths(self):
+        run, _ = self.finished_run(peers=True, side_by_side=True)
+        run["command"] = (
+            'BRC=/opt/old/brc PEERS="austindonisan=/home/alice/src/1brc '
+            'lehuyduc=/tmp/peers/lehuyduc" scripts/compare.sh 1e8'
+        )
+        run["versions"]["peer/a"] = "139e416 of https://github.com/peer/a; built in /home/alice/src/1brc"
+        for r in run["results"]:
+            r["file"] = self.DATA
+            if r["tool"] == "brc fast (2 threads)":
+                r["command"] = f"/opt/old/brc --engine fast --threads 2 {self.DATA}"
+            elif r["tool"] == "peer/a (2 threads)":
+                # What realpath --relative-to made of a bench/ that is a
+                # symbolic link to a directory shared between clones.
+                r["command"] = f"cd bench/work/peers/a && ./main-t2 ../../../../../wt/peers/{self.DATA}"
+            elif r["tool"] == "peer/b (2 threads)":
+                r["check"] = "its build failed: /tmp/peers/lehuyduc/main.cpp:1: error"
+        return run
+
+    def test_page_and_chart_show_no_machine_path(self):
+        run = self.run_with_paths()
+        md = render_benchmarks.markdown(run, "../../tmp/lab/run.json", "benchmarks.svg")
+        self.assertEqual(machine_paths(md), [])
+        for path in ("/opt/old", "/home/alice", "/tmp/peers", "wt/peers", "/tmp/lab"):
+            self.assertNotIn(path, md)
+        # Peers by name, their commits under Versions, data by its path in
+        # the repository.
+        self.assertIn('PEERS="austindonisan=…/1brc lehuyduc=…/lehuyduc"', md)
+        self.assertIn("`cd bench/work/peers/a && ./main-t2 …/bench/data/measurements-413-1000.txt`", md)
+        self.assertIn("`…/brc --engine fast --threads 2 bench/data/measurements-413-1000.txt`", md)
+        self.assertIn("its build failed: …/main.cpp:1: error", md)
+        self.assertIn("- peer/a: 139e416 of https://github.com/peer/a; built in …/1brc", md)
+        self.assertIn("`…/` marks a path of the machine", md)
+        svg = ET.fromstring(render_benchmarks.svg(run))
+        texts = "\n".join(e.text for e in svg.iter("{http://www.w3.org/2000/svg}text"))
+        self.assertEqual(machine_paths(texts), [])
+        self.assertIn('PEERS="austindonisan=…/1brc', texts)
+
+    def test_paths_in_the_repository_are_kept(self):
+        run, _ = self.finished_run()
+        for r in run["results"]:
+            r["file"] = self.DATA
+        md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg")
+        self.assertNotIn("…/", md)
+        public = render_benchmarks.public
+        for kept in (
+            f'cd bench/work/peers/a && ./main-t2 "$OLDPWD"/{self.DATA}',
+            "POLARS_MAX_THREADS=2 bench/venv/bin/python scripts/compare/polars_query.py x.txt",
+            "139e416 of https://github.com/austindonisan/1brc; clang 14",
+        ):
+            self.assertEqual(public(kept), kept)
+        self.assertEqual(public(r"/tmp/a\ b/brc -t 1 '/tmp/c d/x.txt'"), "…/brc -t 1 '…/x.txt'")
+        self.assertEqual(public('PEERS="a=/tmp/x/a b=~/src/b" TOOLS="brc awk"'), 'PEERS="a=…/a b=…/b" TOOLS="brc awk"')
+
+    def test_the_published_page_shows_no_machine_path(self):
+        for name in ("benchmarks.md", "benchmarks.svg"):
+            with open(os.path.join(ROOT, "docs", name), encoding="utf-8") as f:
+                text = f.read()
+            if name.endswith(".svg"):
+                svg = ET.fromstring(text)
+                text = "\n".join(e.text for e in svg.iter("{http://www.w3.org/2000/svg}text"))
+            self.assertEqual(machine_paths(text), [], name)
+
+
 class Ab(Files):
     AB = os.path.join(HERE, "ab.py")
 
@@ -361,6 +451,29 @@ class Reap(Files):
     def test_passes_on_the_exit_status(self):
         out = os.path.join(self.dir.name, "out.json")
         self.assertEqual(subprocess.run([sys.executable, self.REAP, out, "exit 3"]).returncode, 3)
+
+
+class LehuyducAdapter(unittest.TestCase):
+    def test_the_data_file_is_named_from_the_repository(self):
+        # bench/data a symbolic link, as when clones share their data.
+        with tempfile.TemporaryDirectory() as tmp:
+            repo, shared = os.path.join(tmp, "repo"), os.path.join(tmp, "shared", "data")
+            os.makedirs(shared)
+            os.makedirs(os.path.join(repo, "bench", "work", "peers", "lehuyduc"))
+            os.symlink(shared, os.path.join(repo, "bench", "data"))
+            with open(os.path.join(shared, "m.txt"), "w", encoding="utf-8") as f:
+                f.write("A;1.0\n")
+            main = os.path.join(repo, "bench", "work", "peers", "lehuyduc", "main-t2")
+            with open(main, "w", encoding="utf-8") as f:
+                f.write('#!/bin/sh\ncat "$1" >result.txt\n')
+            os.chmod(main, 0o755)
+            adapter = os.path.join(HERE, "compare", "peers", "lehuyduc.sh")
+            script = f'q() {{ printf %q "$1"; }}; . {adapter}; peer_result bench/work/peers/lehuyduc bench/data/m.txt 2'
+            command = subprocess.run(["bash", "-c", script], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+            self.assertNotIn("..", command)
+            self.assertNotIn(tmp, command)
+            done = subprocess.run(["sh", "-c", command], cwd=repo, capture_output=True, text=True)
+            self.assertEqual((done.returncode, done.stdout), (0, "A;1.0\n"), done.stderr)
 
 
 if __name__ == "__main__":

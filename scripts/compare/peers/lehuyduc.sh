@@ -31,9 +31,18 @@ peer_build_note() {
 }
 
 # peer_command OUT_DIR FILE THREADS: the command hyperfine times; it runs
-# in OUT_DIR, where result.txt lands.
+# in OUT_DIR, where result.txt lands. A relative FILE is named from where
+# the command starts, the repository root, which `cd` leaves in $OLDPWD:
+# a path relative to OUT_DIR, worked out by realpath, went through the
+# symbolic links on the way (bench/ shared between clones) and named a
+# place on the machine outside the repository.
 peer_command() {
-    echo "cd $(q "$1") && ./main-t$3 $(q "$(realpath --relative-to="$1" "$2")")"
+    local file
+    case $2 in
+    /*) file=$(q "$2") ;;
+    *) file="\"\$OLDPWD\"/$(q "$2")" ;;
+    esac
+    echo "cd $(q "$1") && ./main-t$3 $file"
 }
 
 # peer_result OUT_DIR FILE THREADS: a command that prints its result.
