@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Usage: scripts/compare.sh [ROWS]
+# Usage: scripts/compare.sh [--publish | --out DIR] [--install] [--dry-run] [ROWS]
 #
 # brc side by side with DuckDB, Polars, GNU datamash, awk and, from checkouts
 # you provide, other authors' 1BRC programs ("peers"), end to end, on files
 # made by `brc generate` (the official 413 stations and the 10K-key set),
 # from a fresh clone:
 #
-#   1. installs what is missing: hyperfine, datamash, time (apt), and duckdb
-#      and polars in a venv at bench/venv (pip); builds each peer with its
-#      own documented command (see PEERS below);
+#   1. checks that the tools it needs are installed: hyperfine, time and,
+#      as TOOLS and PEERS ask, datamash, awk and each peer's compiler; it
+#      stops, naming what is missing, unless --install lets it install them
+#      (apt-get, through sudo when not root); duckdb and polars go into a
+#      venv at bench/venv (pip); builds each peer with its own documented
+#      command (see PEERS below);
 #   2. builds brc in release mode and generates bench/data/measurements-<KEYS>-<ROWS>.txt
 #      (reused when present), plus a file with SMALL_ROWS rows for the tools
 #      too slow for the full one, and reads each file into the page cache
@@ -21,8 +24,20 @@
 #      is warm) and measures its peak RSS with one `/usr/bin/time -v` run;
 #      then runs each peer and brc alternately (PAIRS below), so that the
 #      machine's drift hits both alike;
-#   5. writes bench/results/<date>-<host>.json and renders docs/benchmarks.md
-#      and docs/benchmarks.svg from it (scripts/render_benchmarks.py).
+#   5. writes the results, <date>-<host>.json (-<ROWS> appended for a row
+#      count other than 1e8), and renders from them a page, benchmarks.md,
+#      and a chart, benchmarks.svg (scripts/render_benchmarks.py), into
+#      bench/work/<time stamp>/ beside the run's details, and says where.
+#
+# Options:
+#   --publish    write the results to bench/results/ and render the published
+#                docs/benchmarks.md and docs/benchmarks.svg instead: for the
+#                figures the repository shows, not for a quick try
+#   --out DIR    write the results, page and chart to DIR instead
+#   --install    install missing system packages with apt-get (never done
+#                without it)
+#   --dry-run    check the tools and print where the outputs would go, then
+#                stop: nothing is installed, built, generated or timed
 #
 # ROWS is a count like 1e8 (the default), 1e6 (a quick run) or 2500000.
 # Environment knobs (the defaults are what the published figures use):
@@ -42,7 +57,7 @@
 #                          Each is built from DIR into bench/work/peers/NAME,
 #                          run with THREADS threads and with 1 on the full
 #                          files, cross-checked and timed like brc, and marked
-#                          "not in this repository" in docs/benchmarks.md. E.g.
+#                          "not in this repository" on the page. E.g.
 #                            PEERS="austindonisan=$HOME/src/1brc" TOOLS=brc scripts/compare.sh
 #   PAIRS=21               then each peer and brc's default engine run alternately,
 #                          this many pairs per data set and thread count
@@ -55,13 +70,38 @@ usage() {
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-case "${1:-}" in
--h | --help)
-    usage
-    exit 0
-    ;;
-esac
-[ $# -le 1 ] || die "expected at most one argument (ROWS), found $#; see --help"
+publish=no
+install=no
+dry_run=no
+out_dir=
+rows_arg=
+while [ $# -gt 0 ]; do
+    case $1 in
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    --publish) publish=yes ;;
+    --install) install=yes ;;
+    --dry-run) dry_run=yes ;;
+    --out)
+        [ $# -ge 2 ] || die "--out needs a directory; see --help"
+        out_dir=$2
+        shift
+        ;;
+    --out=*) out_dir=${1#--out=} ;;
+    -*) die "unknown option '$1'; see --help" ;;
+    *)
+        [ -z "$rows_arg" ] || die "expected at most one ROWS, found '$rows_arg' and '$1'; see --help"
+        rows_arg=$1
+        ;;
+    esac
+    shift
+done
+[[ $publish == no || -z $out_dir ]] ||
+    die "--publish writes to docs/ and bench/results/; it takes no --out"
+# Made absolute before enter_repo moves to the repository root.
+[ -z "$out_dir" ] || out_dir=$(realpath -m -s -- "$out_dir")
 
 # What was set by hand goes into the results, so the run can be repeated.
 overrides=""
@@ -116,7 +156,7 @@ label_of() {
     if [ "$e" -eq 0 ]; then echo "$m"; else echo "${m}e$e"; fi
 }
 
-rows=$(rows_of "${1:-1e8}")
+rows=$(rows_of "${rows_arg:-1e8}")
 rows_label=$(label_of "$rows")
 small_rows=$(rows_of "${SMALL_ROWS:-$(((rows + 9) / 10))}")
 runs=${RUNS:-5}
@@ -127,39 +167,106 @@ pairs=${PAIRS:-21}
 keysets=${KEYS:-"413 10k"}
 tools=" ${TOOLS:-brc duckdb polars datamash awk} "
 [ "$small_rows" -le "$rows" ] || die "SMALL_ROWS ($small_rows) is larger than ROWS ($rows)"
+wants() { [[ $tools == *" $1 "* ]]; }
+
+# Where the outputs go. A run writes into bench/work/ (ignored by git)
+# unless --publish asks for the published files: a quick try must not
+# overwrite the figures the repository shows.
+stamp=$(date +%Y%m%d-%H%M%S)
+work=bench/work/$stamp
+host=$(uname -n)
+host=${host%%.*}
+date_=$(date +%Y-%m-%d)
+results_name=$date_-$host.json
+[ "$rows_label" = 1e8 ] || results_name=$date_-$host-$rows_label.json
+if [ "$publish" = yes ]; then
+    results=bench/results/$results_name
+    page=docs/benchmarks.md
+    chart=docs/benchmarks.svg
+else
+    out_at=${out_dir:-$work}
+    # Shown relative to the repository when inside it.
+    [[ $out_at != "$root"/* ]] || out_at=${out_at#"$root"/}
+    results=$out_at/$results_name
+    page=$out_at/benchmarks.md
+    chart=$out_at/benchmarks.svg
+fi
 
 # --- 1. tools -------------------------------------------------------------
 
-missing=()
-command -v hyperfine >/dev/null || missing+=(hyperfine)
-command -v datamash >/dev/null || missing+=(datamash)
-command -v awk >/dev/null || missing+=(mawk)
-[ -x /usr/bin/time ] || missing+=(time)
-# Each peer's adapter names the compiler it needs, as apt calls it.
-for name in "${peer_names[@]}"; do
-    . "scripts/compare/peers/$name.sh"
-    command -v "$peer_needs" >/dev/null || missing+=("$peer_needs")
-done
-command -v python3 >/dev/null || missing+=(python3)
-# Debian splits venv's pip bootstrap into its own package.
-python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
+# Fills `missing` with the apt packages of the tools this run needs and
+# does not find.
+find_missing() {
+    missing=()
+    command -v hyperfine >/dev/null || missing+=(hyperfine)
+    # Every tool but the peers gets its peak RSS from `/usr/bin/time -v`.
+    if [[ -n ${tools// /} ]] && ! [ -x /usr/bin/time ]; then missing+=(time); fi
+    ! wants datamash || command -v datamash >/dev/null || missing+=(datamash)
+    ! wants awk || command -v awk >/dev/null || missing+=(mawk)
+    # Each peer's adapter names the compiler it needs, as apt calls it.
+    local name
+    for name in ${peer_names[@]+"${peer_names[@]}"}; do
+        . "scripts/compare/peers/$name.sh"
+        command -v "$peer_needs" >/dev/null || missing+=("$peer_needs")
+    done
+    if ! command -v python3 >/dev/null; then
+        missing+=(python3)
+    elif [[ $need_venv == yes ]] && ! python3 -c 'import ensurepip' 2>/dev/null; then
+        # Debian splits venv's pip bootstrap into its own package.
+        missing+=(python3-venv)
+    fi
+}
+
+venv=bench/venv
+venv_py=$venv/bin/python
+# The lab's own scripts need only the standard library.
+py=python3
+need_venv=no
+if wants duckdb || wants polars; then
+    "$venv_py" -c 'import duckdb, polars' 2>/dev/null || need_venv=yes
+fi
+
+if [ "$dry_run" = yes ]; then
+    echo "results: $results"
+    echo "page:    $page"
+    echo "chart:   $chart"
+    [ "$need_venv" = no ] || echo "a run would first install duckdb and polars into $venv (pip)"
+fi
+
+find_missing
 if [ ${#missing[@]} -gt 0 ]; then
+    if [[ $install == no || $dry_run == yes ]]; then
+        how="apt-get install ${missing[*]}"
+        [ "$(id -u)" -eq 0 ] || how="sudo $how"
+        command -v apt-get >/dev/null || how="your package manager"
+        die "missing ${missing[*]}: install with \`$how\`, or rerun with --install"
+    fi
     command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get to install them"
     echo "== installing ${missing[*]}"
     as_root apt-get update -q
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+    find_missing
+    [ ${#missing[@]} -eq 0 ] || die "still missing ${missing[*]} after apt-get install"
 fi
 
-venv=bench/venv
-py=$venv/bin/python
-if ! "$py" -c 'import duckdb, polars' 2>/dev/null; then
+if [ "$dry_run" = yes ]; then
+    echo "the tools are installed; a dry run stops here, before building, generating or timing"
+    exit 0
+fi
+
+echo "== this run writes $results, $page and $chart"
+
+if [ "$need_venv" = yes ]; then
     echo "== installing duckdb and polars into $venv"
     python3 -m venv "$venv"
-    "$py" -m pip install --quiet --upgrade pip
-    "$py" -m pip install --quiet duckdb polars
+    "$venv_py" -m pip install --quiet --upgrade pip
+    "$venv_py" -m pip install --quiet duckdb polars
 fi
 
 build_brc
+# Commands are recorded as run from the repository root, without the
+# machine's path to it.
+[[ $BRC != "$root"/* ]] || BRC=${BRC#"$root"/}
 
 # The engines and the default come from `brc --help`, so a new engine is
 # compared without touching this script.
@@ -211,7 +318,7 @@ done
 
 # --- 2. data --------------------------------------------------------------
 
-mkdir -p bench/data bench/results
+mkdir -p bench/data
 data_file() { echo "bench/data/measurements-$1-$(label_of "$2").txt"; }
 
 ensure_data() {
@@ -252,31 +359,27 @@ done
 
 # --- 3 and 4. check, then time, each tool ---------------------------------
 
-stamp=$(date +%Y%m%d-%H%M%S)
-work=bench/work/$stamp
 mkdir -p "$work"
 entries=$work/entries.jsonl
 side_by_side=$work/pairs.jsonl
-host=$(uname -n)
-host=${host%%.*}
-date_=$(date +%Y-%m-%d)
-if [ "$rows_label" = 1e8 ]; then
-    results=bench/results/$date_-$host.json
-else
-    results=bench/results/$date_-$host-$rows_label.json
-fi
+
+# Versions of the tools this run uses.
+tool_versions=()
+! wants duckdb || tool_versions+=(--version "duckdb=$("$venv_py" -c 'import duckdb; print(duckdb.__version__)')")
+! wants polars || tool_versions+=(--version "polars=$("$venv_py" -c 'import polars; print(polars.__version__)')")
+! wants datamash || tool_versions+=(--version "datamash=$(datamash --version | head -n 1)")
+! wants awk || tool_versions+=(--version "awk=$awk_version")
+published=
+[ "$publish" = no ] || published="--publish "
 
 "$py" scripts/compare/results.py begin --out "$work/meta.json" \
-    --command "${overrides}scripts/compare.sh $rows_label" \
+    --command "${overrides}scripts/compare.sh $published$rows_label" \
     --rows "$rows" --small-rows "$small_rows" \
     --warmup "$warmup" --runs "$runs" --threads "$threads" \
     --load-at-start "$load_at_start" \
     --version "brc=$("$BRC" --version) ($(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src Cargo.toml Cargo.lock 2>/dev/null || echo ', modified'))" \
     --version "rustc=$(rustc --version 2>/dev/null || echo unknown)" \
-    --version "duckdb=$("$py" -c 'import duckdb; print(duckdb.__version__)')" \
-    --version "polars=$("$py" -c 'import polars; print(polars.__version__)')" \
-    --version "datamash=$(datamash --version | head -n 1)" \
-    --version "awk=$awk_version" \
+    ${tool_versions[@]+"${tool_versions[@]}"} \
     --version "hyperfine=$(hyperfine --version)" \
     ${peer_versions[@]+"${peer_versions[@]}"}
 
@@ -364,11 +467,11 @@ for keys in $keysets; do
         fi
     fi
     if [[ $tools == *" duckdb "* ]]; then
-        cmd="$(q "$py") scripts/compare/duckdb_query.py $(q "$full") $threads"
+        cmd="$(q "$venv_py") scripts/compare/duckdb_query.py $(q "$full") $threads"
         run_tool "$keys" "DuckDB ($(plural "$threads"))" other "$threads" "$full" "$ref_full" "$cmd" "$cmd"
     fi
     if [[ $tools == *" polars "* ]]; then
-        cmd="POLARS_MAX_THREADS=$threads $(q "$py") scripts/compare/polars_query.py $(q "$full")"
+        cmd="POLARS_MAX_THREADS=$threads $(q "$venv_py") scripts/compare/polars_query.py $(q "$full")"
         run_tool "$keys" "Polars ($(plural "$threads"))" other "$threads" "$full" "$ref_full" "$cmd" "$cmd"
     fi
     if [[ $tools == *" datamash "* ]]; then
@@ -402,14 +505,16 @@ for keys in $keysets; do
     done
 done
 
-# --- 5. results and docs --------------------------------------------------
+# --- 5. results, page and chart --------------------------------------------
 
+mkdir -p "$(dirname "$results")" "$(dirname "$page")" "$(dirname "$chart")"
 "$py" scripts/compare/results.py finish --meta "$work/meta.json" --entries "$entries" \
     --pairs "$side_by_side" --reference "$reference_label" --out "$results"
-"$py" scripts/render_benchmarks.py "$results"
+"$py" scripts/render_benchmarks.py "$results" --md "$page" --svg "$chart"
 echo
-echo "== wrote $results, docs/benchmarks.md and docs/benchmarks.svg (details in $work)"
+echo "== wrote $results, $page and $chart (details in $work)"
+[ "$publish" = yes ] || echo "   (a try: only --publish writes docs/benchmarks.md, docs/benchmarks.svg and bench/results/)"
 if grep -q '"status": "failed"' "$results"; then
-    echo "compare.sh: some tools disagreed with brc or failed; see docs/benchmarks.md" >&2
+    echo "compare.sh: some tools disagreed with brc or failed; see $page" >&2
     exit 1
 fi

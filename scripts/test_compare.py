@@ -1,6 +1,8 @@
-"""Tests of the comparison's Python side: the cross-check, the results
-collector, the renderer, scripts/ab.py and a peer's adapter. Standard
-library only; no tool is run but small shell commands.
+"""Tests of the comparison: the cross-check, the results collector, the
+renderer, scripts/ab.py and compare.sh's choices (where its outputs go,
+what it does about missing tools), the last in a copy of scripts/ with
+stand-ins for brc, hyperfine and apt-get. Standard library only; nothing
+is installed, built or timed.
 
 Usage: python3 scripts/test_compare.py
 """
@@ -10,6 +12,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -251,6 +254,7 @@ class Results(Run):
         run, path = self.finished_run()
         md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg")
         self.assertIn("`scripts/compare.sh 1000`", md)
+        self.assertIn("rerun the command with `--publish` instead", md)
         self.assertIn("| slowpoke † | 30 s † |", md)
         self.assertIn("| brc fast (2 threads) | 2 s |", md)
         self.assertIn("**wrong: not reported**: disagrees.", md)
@@ -451,6 +455,196 @@ class Reap(Files):
     def test_passes_on_the_exit_status(self):
         out = os.path.join(self.dir.name, "out.json")
         self.assertEqual(subprocess.run([sys.executable, self.REAP, out, "exit 3"]).returncode, 3)
+
+
+FAKE_BRC = r"""#!/bin/sh
+# Stands in for brc: its --help's engine list, a tiny generated file and
+# that file's aggregate, whatever the rows asked for.
+case "$1" in
+--help)
+    printf '  -e, --engine <NAME>\n          - fast: the one engine\n          [default: fast]\n'
+    ;;
+--version) echo "brc 0.0.0" ;;
+generate)
+    while [ "$1" != -o ]; do shift; done
+    printf 'A;1.0\nB;-2.5\nA;3.0\n' >"$2"
+    ;;
+*) printf 'station,min,mean,max,count\nA,1.0,2.0,3.0,2\nB,-2.5,-2.5,-2.5,1\n' ;;
+esac
+"""
+
+# Stands in for hyperfine: writes the report it is asked for, times made up.
+FAKE_HYPERFINE = r"""#!/bin/sh
+[ "$1" = --version ] && { echo "hyperfine 0.0.0"; exit 0; }
+while [ $# -gt 0 ]; do
+    [ "$1" = --export-json ] && out=$2
+    shift
+done
+echo '{"results": [{"median": 0.5, "mean": 0.5, "stddev": 0, "min": 0.5, "max": 0.5,
+  "times": [0.5], "user": 0.25, "system": 0.0}]}' >"$out"
+"""
+
+# Stand in for apt-get and sudo: they record how they were called; the
+# apt-get installs nothing and fails, as with no network.
+FAKE_APT_GET = r"""#!/bin/sh
+echo "apt-get $*" >>"$FAKE_LOG"
+[ "$1" != install ]
+"""
+FAKE_SUDO = r"""#!/bin/sh
+echo "sudo $*" >>"$FAKE_LOG"
+exec "$@"
+"""
+
+# Commands a test hides: the ones compare.sh may find missing, and the
+# real installers.
+HIDDEN = {"hyperfine", "datamash", "apt-get", "sudo", "clang", "clang-17", "g++"}
+
+
+class CompareSh(unittest.TestCase):
+    """compare.sh in a copy of scripts/, so that whatever it writes lands
+    in a temporary directory, with a PATH of every command on this one but
+    those in HIDDEN, and stand-ins."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.system = os.path.join(cls.tmp.name, "system")
+        os.mkdir(cls.system)
+        for d in os.environ.get("PATH", "").split(os.pathsep):
+            if not os.path.isdir(d):
+                continue
+            for name in os.listdir(d):
+                path = os.path.join(d, name)
+                link = os.path.join(cls.system, name)
+                if name in HIDDEN or os.path.lexists(link) or not os.access(path, os.X_OK):
+                    continue
+                if os.path.isfile(path):
+                    os.symlink(os.path.realpath(path), link)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+        self.repo = os.path.join(self.dir.name, "repo")
+        shutil.copytree(HERE, os.path.join(self.repo, "scripts"), ignore=shutil.ignore_patterns("__pycache__"))
+        os.mkdir(os.path.join(self.repo, "docs"))
+        self.published = {}
+        for name in ("benchmarks.md", "benchmarks.svg"):
+            path = os.path.join(self.repo, "docs", name)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(f"the published {name}\n")
+            self.published[path] = f"the published {name}\n"
+        self.fake = os.path.join(self.repo, "fake")
+        os.mkdir(self.fake)
+        self.log = os.path.join(self.dir.name, "installers.log")
+        self.make("brc", FAKE_BRC)
+        self.make("apt-get", FAKE_APT_GET)
+        self.make("sudo", FAKE_SUDO)
+
+    def make(self, name, script):
+        path = os.path.join(self.fake, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(script)
+        os.chmod(path, 0o755)
+
+    def compare(self, *args, **env):
+        base = {k: v for k, v in os.environ.items() if k in ("HOME", "LANG", "TMPDIR")}
+        base.update(PATH=self.fake + os.pathsep + self.system, FAKE_LOG=self.log, BRC="fake/brc", KEYS="413")
+        base.update(env)
+        return subprocess.run(
+            ["bash", os.path.join(self.repo, "scripts", "compare.sh"), *args],
+            cwd=self.repo, env=base, capture_output=True, text=True, timeout=120,
+        )
+
+    def installers(self):
+        if not os.path.exists(self.log):
+            return []
+        with open(self.log, encoding="utf-8") as f:
+            return f.read().splitlines()
+
+    def assert_published_untouched(self):
+        for path, text in self.published.items():
+            with open(path, encoding="utf-8") as f:
+                self.assertEqual(f.read(), text, path)
+        self.assertFalse(os.path.exists(os.path.join(self.repo, "bench", "results")))
+
+    def test_help_names_the_options(self):
+        done = self.compare("--help")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        for option in ("--publish", "--out DIR", "--install", "--dry-run"):
+            self.assertIn(option, done.stdout)
+
+    def test_outputs_go_to_a_scratch_folder_unless_published(self):
+        self.make("hyperfine", FAKE_HYPERFINE)
+        done = self.compare("--dry-run", "1e6", TOOLS="brc")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        where = dict(line.split(":", 1) for line in done.stdout.splitlines() if line[:1].islower() and ":" in line)
+        where = {k: v.strip() for k, v in where.items() if k in ("results", "page", "chart")}
+        self.assertRegex(where["results"], r"^bench/work/\d{8}-\d{6}/\d{4}-\d\d-\d\d-[^/]+-1e6\.json$")
+        folder = os.path.dirname(where["results"])
+        self.assertEqual(where["page"], folder + "/benchmarks.md")
+        self.assertEqual(where["chart"], folder + "/benchmarks.svg")
+        # A dry run writes nothing.
+        self.assertFalse(os.path.exists(os.path.join(self.repo, "bench")))
+
+        done = self.compare("--publish", "--dry-run", "1e6", TOOLS="brc")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertRegex(done.stdout, r"(?m)^results: bench/results/\d{4}-\d\d-\d\d-[^/]+-1e6\.json$")
+        self.assertIn("page:    docs/benchmarks.md\n", done.stdout)
+        self.assertIn("chart:   docs/benchmarks.svg\n", done.stdout)
+
+        out = os.path.join(self.dir.name, "elsewhere")
+        done = self.compare("--out", out, "--dry-run", TOOLS="brc")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn(f"page:    {out}/benchmarks.md\n", done.stdout)
+
+        done = self.compare("--publish", "--out", out, "--dry-run", TOOLS="brc")
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("takes no --out", done.stderr)
+        self.assert_published_untouched()
+
+    def test_a_missing_tool_stops_the_run_in_one_line(self):
+        for args in (["--dry-run", "1e6"], ["1e6"]):
+            done = self.compare(*args, TOOLS="brc datamash")
+            self.assertEqual(done.returncode, 1, args)
+            [line] = done.stderr.splitlines()
+            self.assertIn("missing hyperfine datamash", line)
+            self.assertIn("apt-get install hyperfine datamash", line)
+            self.assertIn("--install", line)
+            self.assertEqual(self.installers(), [], args)
+            self.assertFalse(os.path.exists(os.path.join(self.repo, "bench")))
+
+    def test_install_asks_apt_get_for_what_is_missing(self):
+        done = self.compare("--install", "1e6", TOOLS="brc")
+        # The stand-in fails, and so does the run.
+        self.assertNotEqual(done.returncode, 0)
+        self.assertFalse(os.path.exists(os.path.join(self.repo, "bench")))
+        calls = [c.removeprefix("sudo ") for c in self.installers() if c.startswith("apt-get")]
+        self.assertEqual(len(calls), 2, self.installers())
+        self.assertEqual(calls[0], "apt-get update -q")
+        self.assertTrue(calls[1].startswith("apt-get install") and calls[1].endswith(" hyperfine"), calls[1])
+
+    @unittest.skipUnless(os.access("/usr/bin/time", os.X_OK), "compare.sh needs /usr/bin/time")
+    def test_a_default_run_leaves_the_published_files_alone(self):
+        self.make("hyperfine", FAKE_HYPERFINE)
+        done = self.compare("100", TOOLS="brc awk", RUNS="1", WARMUP="0", THREADS="1", PAIRS="0")
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assert_published_untouched()
+        m = re.search(r"^== wrote (\S+), (\S+) and (\S+) \(details in (\S+)\)$", done.stdout, re.M)
+        self.assertIsNotNone(m, done.stdout)
+        results_path, page, chart, work = m.groups()
+        self.assertTrue(results_path.startswith(work + "/") and work.startswith("bench/work/"), m.group(0))
+        self.assertEqual((page, chart), (work + "/benchmarks.md", work + "/benchmarks.svg"))
+        with open(os.path.join(self.repo, page), encoding="utf-8") as f:
+            md = f.read()
+        self.assertRegex(md, r"\| \w*awk \(1 thread\) ")
+        # The brc stand-in, inside the repository, named from its root.
+        self.assertIn("- brc fast (1 thread): `fake/brc --engine fast --threads 1 bench/data/measurements-413-1e2.txt`", md)
+        self.assertNotIn(self.dir.name, md)
+        self.assertTrue(os.path.exists(os.path.join(self.repo, chart)))
 
 
 class LehuyducAdapter(unittest.TestCase):
