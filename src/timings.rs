@@ -67,8 +67,8 @@ impl Record {
             let gbs = w.bytes as f64 / w.busy.as_secs_f64().max(1e-9) / 1e9;
             let share = 100.0 * w.bytes as f64 / bytes.max(1) as f64;
             let note = format!(
-                "{share:5.1}% of bytes, {} chunks, {gbs:.2} GB/s, then {:.1} ms sorting",
-                w.chunks,
+                "{share:5.1}% of bytes, {}, {gbs:.2} GB/s, then {:.1} ms sorting",
+                count(w.chunks, "chunk"),
                 ms(w.sort)
             );
             line(&format!("  thread {i} busy"), w.busy, note);
@@ -82,14 +82,33 @@ impl Record {
             "total",
             total,
             format!(
-                "{:.2} GB/s, {:.1} M rows/s, {:.2} ns/row/core ({bytes} bytes, {rows} rows, {threads} threads)",
+                "{:.2} GB/s, {:.1} M rows/s, {:.2} ns/row/core ({}, {}, {})",
                 bytes as f64 / secs / 1e9,
                 rows as f64 / secs / 1e6,
                 secs * 1e9 * threads as f64 / rows.max(1) as f64,
+                count(bytes, "byte"),
+                count(rows, "row"),
+                count(threads as u64, "thread"),
             ),
         );
         out
     }
+}
+
+/// `noun` as it follows the number `n`: singular for exactly one (`1
+/// thread`), plural otherwise (`0 threads`, `2 threads`). Every noun brc
+/// counts in its messages takes a plain `s`.
+pub fn plural(n: u64, noun: &str) -> String {
+    match n {
+        1 => noun.to_string(),
+        _ => format!("{noun}s"),
+    }
+}
+
+/// `n` followed by `noun` in the number [`plural`] gives it: `1 chunk`,
+/// `3 chunks`.
+pub fn count(n: u64, noun: &str) -> String {
+    format!("{n} {}", plural(n, noun))
 }
 
 /// Turns recording on for the rest of the process.
@@ -213,5 +232,27 @@ mod tests {
         }
         assert!(report.contains("100.0% of bytes, 2 chunks"), "{report}");
         assert!(report.contains("ms sorting"), "{report}");
+        assert!(report.contains("(15 bytes, 3 rows, 1 thread)"), "{report}");
+    }
+
+    #[test]
+    fn one_of_a_thing_is_singular() {
+        assert_eq!(count(0, "thread"), "0 threads");
+        assert_eq!(count(1, "thread"), "1 thread");
+        assert_eq!(count(2, "thread"), "2 threads");
+        assert_eq!(plural(1, "row"), "row");
+        assert_eq!(plural(1_000, "row"), "rows");
+        let one = Record {
+            phases: Vec::new(),
+            workers: vec![Worker {
+                busy: Duration::from_millis(1),
+                sort: Duration::ZERO,
+                bytes: 1,
+                chunks: 1,
+            }],
+        };
+        let report = one.report(1, 1, 1);
+        assert!(report.contains("of bytes, 1 chunk, "), "{report}");
+        assert!(report.contains("(1 byte, 1 row, 1 thread)"), "{report}");
     }
 }

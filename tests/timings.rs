@@ -33,5 +33,10 @@ fn timings_report_goes_to_stderr_and_leaves_stdout_alone() {
         let workers = report.lines().filter(|l| l.contains(" busy ")).count();
         assert_eq!(workers, threads, "{report}");
         assert!(report.contains("20 rows"), "{report}");
+        let threads = match threads {
+            1 => "1 thread)".to_string(),
+            n => format!("{n} threads)"),
+        };
+        assert!(report.contains(&threads), "{report}");
     }
 }
