@@ -273,8 +273,9 @@ fn write_stdout(bytes: &[u8]) -> io::Result<()> {
 
 /// Whether `e` comes from a write to a pipe whose reader has gone away
 /// (`brc big.txt | head`, or a FIFO given to `generate -o`): the reader has
-/// all it wanted, so the run ends with status 0 and no message. The whole chain is searched, as the
-/// write's error may sit under context or the library's own errors.
+/// all it wanted, so the run ends with status 0 and no message. The whole
+/// chain is searched, as the write's error may sit under context or the
+/// library's own errors.
 fn reader_gone(e: &anyhow::Error) -> bool {
     e.chain().any(|cause| {
         cause
