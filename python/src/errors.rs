@@ -53,7 +53,7 @@ impl From<brc::input::InputError> for Failure {
 
 impl From<Failure> for PyErr {
     fn from(failure: Failure) -> PyErr {
-        Python::attach(|py| match failure {
+        match failure {
             Failure::At {
                 path,
                 error: brc::Error::Data(e),
@@ -61,12 +61,12 @@ impl From<Failure> for PyErr {
             Failure::At {
                 path,
                 error: brc::Error::Io(e),
-            } => io_error(py, &path, &e),
+            } => io_error(&path, &e),
             Failure::Overflow(e) => PyOverflowError::new_err(e.to_string()),
             Failure::Panic(message) => {
                 PyRuntimeError::new_err(format!("brc: internal error: {message}"))
             }
-        })
+        }
     }
 }
 
@@ -93,21 +93,24 @@ pub fn line_error(path: &str, line: u64, offset: Option<u64>, reason: &dyn Displ
     })
 }
 
-/// An `OSError` for `e` on the input at `path`: with the errno when the
-/// system gave one (so that Python picks `FileNotFoundError` and the
-/// like), with the library's message otherwise (a corrupt gzip stream, a
-/// file that shrank while read).
-fn io_error(py: Python<'_>, path: &str, e: &std::io::Error) -> PyErr {
-    if let Some(code) = e.raw_os_error() {
-        let text = std::io::Error::from_raw_os_error(code).to_string();
-        let strerror = text.split(" (os error").next().unwrap_or(&text).to_string();
-        return PyOSError::new_err((code, strerror, path.to_string()));
-    }
-    let err = PyOSError::new_err(format!("{path}: {e}"));
-    match err.value(py).setattr("filename", path) {
-        Ok(()) => err,
-        Err(e) => e,
-    }
+/// An `OSError` for `e` on the input at `path`, built as
+/// `OSError(errno, strerror, filename)` is: the errno when the system gave
+/// one (so that Python picks `FileNotFoundError` and the like), else
+/// `None` (a corrupt gzip stream, a file that shrank while read), and the
+/// reason the command line prints as `strerror` either way, so that
+/// `str(error)` says what went wrong.
+fn io_error(path: &str, e: &std::io::Error) -> PyErr {
+    let code = e.raw_os_error();
+    let strerror = match code {
+        // The system's message without the " (os error N)" Rust appends,
+        // as Python's own `OSError`s word it.
+        Some(code) => {
+            let text = std::io::Error::from_raw_os_error(code).to_string();
+            text.split(" (os error").next().unwrap_or(&text).to_string()
+        }
+        None => e.to_string(),
+    };
+    PyOSError::new_err((code, strerror, path.to_string()))
 }
 
 /// Runs `f`, turning a panic into [`Failure::Panic`].

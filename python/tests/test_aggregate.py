@@ -166,6 +166,22 @@ def test_io_errors_are_oserrors(tmp_path):
     assert not isinstance(caught.value, brc.DataError)
 
 
+def test_an_io_error_without_errno_says_why_as_the_cli(tmp_path, cli):
+    corrupt = tmp_path / "corrupt.gz"
+    corrupt.write_bytes(gzip.compress(b"a;1.0\n" * 1000)[:-30])
+    done = cli.run(corrupt)
+    assert done.returncode == 1
+    with pytest.raises(OSError) as caught:
+        brc.aggregate(corrupt)
+    error = caught.value
+    assert (error.errno, error.filename) == (None, str(corrupt))
+    # The reason the command line prints after the path.
+    assert done.stderr.decode() == f"brc: {corrupt}: {error.strerror}\n"
+    assert str(error) == f"[Errno None] {error.strerror}: {str(corrupt)!r}"
+    again = pickle.loads(pickle.dumps(error))
+    assert (type(again), str(again)) == (OSError, str(error))
+
+
 def test_bad_arguments_are_value_errors(tmp_path):
     path = SAMPLES / "measurements-1.txt"
     with pytest.raises(ValueError, match="unknown engine"):
