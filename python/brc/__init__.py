@@ -71,7 +71,8 @@ def aggregate(
 
     Raises :class:`DataError` for a malformed line (with ``.path`` and
     ``.line``), :class:`OSError` when a file cannot be read, and
-    :class:`ValueError` for a bad ``threads`` or ``engine``.
+    :class:`ValueError` for a bad ``threads`` (from 1 to 1024, as the
+    command line's ``--threads``) or ``engine``.
     """
     return _aggregate(_paths(paths), threads, engine)
 

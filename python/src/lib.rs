@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use brc::{Engine, Options};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyInt;
 
 use crate::errors::{guarded, Failure};
 use crate::summary::Summary;
@@ -33,13 +34,22 @@ fn engine(name: &str) -> PyResult<Engine> {
     })
 }
 
-/// The options of a run on `threads` threads (`None`: every core).
-pub(crate) fn options(threads: Option<usize>) -> PyResult<Options> {
+/// The most worker threads a call may ask for: the command line's bound
+/// on `--threads`, so that a count the system cannot spawn (a million) is
+/// refused up front, not after thousands of threads were spawned.
+const MAX_THREADS: usize = 1024;
+
+/// The options of a run on `threads` threads (`None`: every core), checked
+/// before any thread is spawned.
+pub(crate) fn options(threads: Option<&Bound<'_, PyInt>>) -> PyResult<Options> {
     let mut options = Options::default();
-    match threads {
-        None => {}
-        Some(0) => return Err(PyValueError::new_err("threads must be at least 1")),
-        Some(n) => options.threads = n,
+    if let Some(n) = threads {
+        let allowed = n.extract::<usize>().ok();
+        options.threads = (allowed.filter(|t| (1..=MAX_THREADS).contains(t))).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "threads must be at least 1 and at most {MAX_THREADS}, found {n}"
+            ))
+        })?;
     }
     Ok(options)
 }
@@ -52,11 +62,11 @@ pub(crate) fn options(threads: Option<usize>) -> PyResult<Options> {
 fn aggregate(
     py: Python<'_>,
     paths: Vec<PathBuf>,
-    threads: Option<usize>,
+    threads: Option<Bound<'_, PyInt>>,
     engine_name: &str,
 ) -> PyResult<Summary> {
     let engine = engine(engine_name)?;
-    let options = options(threads)?;
+    let options = options(threads.as_ref())?;
     let summary = py.detach(|| {
         guarded(|| brc::input::aggregate_paths(&paths, engine, &options).map_err(Failure::from))
     })?;

@@ -10,7 +10,7 @@ use brc::input::Input;
 use brc::partial::PartialError;
 use brc::Engine;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyInt, PyTuple};
 
 use crate::errors::{guarded, Failure};
 use crate::summary::Summary;
@@ -85,9 +85,9 @@ pub fn partial_file(
     path: PathBuf,
     start: u64,
     end: u64,
-    threads: Option<usize>,
+    threads: Option<Bound<'_, PyInt>>,
 ) -> PyResult<Partial> {
-    let options = crate::options(threads)?;
+    let options = crate::options(threads.as_ref())?;
     let inner = py.detach(|| {
         guarded(|| {
             let summary =
@@ -107,9 +107,9 @@ pub fn partial_bytes(
     py: Python<'_>,
     data: &[u8],
     first_line_is_whole: bool,
-    threads: Option<usize>,
+    threads: Option<Bound<'_, PyInt>>,
 ) -> PyResult<Partial> {
-    let options = crate::options(threads)?;
+    let options = crate::options(threads.as_ref())?;
     let name = "<bytes>".as_ref();
     let inner = py.detach(|| {
         guarded(|| {

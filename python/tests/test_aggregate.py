@@ -192,6 +192,27 @@ def test_bad_arguments_are_value_errors(tmp_path):
         brc.aggregate(path).format("xml")
 
 
+def test_thread_counts_past_the_cli_limit_are_value_errors(cli, capfd):
+    """The command line's `--threads` bound (1..=1024) holds for every
+    function that takes `threads`, checked before any thread is spawned:
+    a million would be spawned until the system refused, a panic printed."""
+    path = SAMPLES / "measurements-1.txt"
+    assert "1..=1024" in cli.run("--threads", "1025", path).stderr.decode()
+    assert str(brc.aggregate(path, threads=1024)) == "{Kunming=19.8/19.8/19.8}"
+    message = "threads must be at least 1 and at most 1024, found {}"
+    # 1025 first: were it allowed, so would be the rest, at worst a million.
+    for threads in (1025, 10**6, 2**64, -1):
+        for call in (
+            lambda: brc.aggregate(path, threads=threads),
+            lambda: brc.partial(path, threads=threads),
+            lambda: brc.partial_bytes(b"a;1.0\n", threads=threads),
+        ):
+            with pytest.raises(ValueError) as caught:
+                call()
+            assert str(caught.value) == message.format(threads)
+    assert capfd.readouterr().err == ""
+
+
 def test_the_gil_is_released_while_aggregating(tmp_path):
     """brc.aggregate reads a FIFO that only this (main) Python thread
     writes: it can finish only if it lets this thread run meanwhile. Were
