@@ -16,6 +16,10 @@ this package is a thin layer over it:
 Malformed input raises :class:`DataError` (a :class:`ValueError`) with the
 command line's message, ``.path`` and ``.line``; I/O errors raise
 :class:`OSError`.
+
+The glue needs optional extras: ``brc[arrow]`` (pyarrow), ``brc[polars]``,
+``brc[pandas]``, ``brc[dask]``; without its extra, a method raises an
+``ImportError`` that names it. ``__version__`` is the package's version.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from __future__ import annotations
 import os
 from typing import BinaryIO, Callable, Iterable, Optional, Union
 
-from ._brc import ENGINES, DataError, Partial, Summary, merge
+from ._brc import ENGINES, DataError, Partial, Summary, __version__, merge
 from ._brc import aggregate as _aggregate
 from ._brc import partial_bytes as _partial_bytes
 from ._brc import partial_file as _partial_file

@@ -2,6 +2,9 @@
 
 from typing import Any, Optional, Sequence
 
+__version__: str
+"""The package's version (its Cargo crate's)."""
+
 ENGINES: list[str]
 """The engines' names, from the reference (``"naive"``) to the default (``"fast"``)."""
 
@@ -50,12 +53,15 @@ class Summary:
         ``"partial"`` (the ``brc-partial`` format, as ``bytes(Partial)``).
         """
     def to_arrow(self) -> Any:
-        """The stations as a ``pyarrow.Table`` (needs pyarrow)."""
+        """The stations as a ``pyarrow.Table`` (needs pyarrow: ``brc[arrow]``;
+        without it, an ``ImportError`` that says so)."""
     def to_polars(self) -> Any:
-        """The stations as a ``polars.DataFrame`` (needs polars and pyarrow)."""
+        """The stations as a ``polars.DataFrame`` (needs polars and pyarrow:
+        ``brc[polars]``)."""
     def to_pandas(self) -> Any:
         """The stations as a ``pandas.DataFrame`` with Arrow-backed columns
-        (``pandas.ArrowDtype``: exact decimals; needs pandas and pyarrow)."""
+        (``pandas.ArrowDtype``: exact decimals; needs pandas and pyarrow:
+        ``brc[pandas]``)."""
     def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
         """An ``arrow_array_stream`` PyCapsule of the stations (one batch)."""
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Union
 
 import brc
+from brc._errors import import_for
 
 __all__ = ["aggregate"]
 
@@ -75,9 +76,10 @@ def aggregate(
 
     Raises :class:`brc.DataError` for the first malformed line (in argument
     order, then in its file), :class:`OSError` for an unreadable file.
+    Needs the ``brc[dask]`` extra (:mod:`fsspec`, Dask).
     """
-    import fsspec
-    from dask.utils import parse_bytes
+    fsspec = import_for("dask", "fsspec")
+    parse_bytes = import_for("dask", "dask.utils").parse_bytes
 
     split = parse_bytes(split_bytes) if isinstance(split_bytes, str) else int(split_bytes)
     if split < 1:
@@ -114,9 +116,7 @@ def aggregate(
     if client is not None:
         result = client.get(graph, result_key)
     else:
-        import dask.threaded
-
-        result = dask.threaded.get(graph, result_key)
+        result = import_for("dask", "dask.threaded").get(graph, result_key)
     return result.finish()
 
 

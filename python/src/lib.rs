@@ -83,6 +83,7 @@ fn _brc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partial::partial_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(partial::merge, m)?)?;
     m.add("DataError", m.py().get_type::<errors::DataError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(
         "ENGINES",
         Engine::ALL.iter().map(|e| e.name()).collect::<Vec<_>>(),

@@ -91,14 +91,15 @@ impl Summary {
 
     /// The stations as a `pyarrow.Table` (see `__arrow_c_stream__`).
     fn to_arrow<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let pyarrow = slf.py().import("pyarrow")?;
-        pyarrow.getattr("table")?.call1((slf,))
+        table(slf, "arrow")
     }
 
     /// The stations as a `polars.DataFrame`, its columns Arrow's.
     fn to_polars<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let polars = slf.py().import("polars")?;
-        polars.getattr("from_arrow")?.call1((Self::to_arrow(slf)?,))
+        let polars = import_for(slf.py(), "polars", "polars")?;
+        polars
+            .getattr("from_arrow")?
+            .call1((table(slf, "polars")?,))
     }
 
     /// The stations as a `pandas.DataFrame` whose columns keep their Arrow
@@ -106,8 +107,9 @@ impl Summary {
     fn to_pandas<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
         let kwargs = pyo3::types::PyDict::new(py);
-        kwargs.set_item("types_mapper", py.import("pandas")?.getattr("ArrowDtype")?)?;
-        Self::to_arrow(slf)?.call_method("to_pandas", (), Some(&kwargs))
+        let pandas = import_for(py, "pandas", "pandas")?;
+        kwargs.set_item("types_mapper", pandas.getattr("ArrowDtype")?)?;
+        table(slf, "pandas")?.call_method("to_pandas", (), Some(&kwargs))
     }
 
     /// The stations as an Arrow stream (the Arrow PyCapsule interface), so
@@ -124,4 +126,18 @@ impl Summary {
         let _ = requested_schema;
         crate::arrow::stream(py, &self.inner)
     }
+}
+
+/// The stations of `summary` as a `pyarrow.Table`, for a method whose
+/// modules the package's extra `extra` installs.
+fn table<'py>(summary: &Bound<'py, Summary>, extra: &str) -> PyResult<Bound<'py, PyAny>> {
+    let pyarrow = import_for(summary.py(), extra, "pyarrow")?;
+    pyarrow.getattr("table")?.call1((summary,))
+}
+
+/// The module `name`, or an `ImportError` naming the extra `extra` that
+/// installs it (`brc._errors.import_for`).
+fn import_for<'py>(py: Python<'py>, extra: &str, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    let import = py.import("brc._errors")?.getattr("import_for")?;
+    import.call1((extra, name))
 }
