@@ -1,10 +1,19 @@
 """The errors the pure-Python half raises itself, each built in one place:
-a module that an optional extra installs."""
+a path that names no file, and a module that an optional extra installs."""
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 from types import ModuleType
+
+
+def not_found(path: str) -> FileNotFoundError:
+    """The error for ``path`` (as the caller gave it) naming no file: the
+    command line's, and what :func:`brc.aggregate` raises for a missing
+    file."""
+    return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
 
 
 def import_for(extra: str, name: str) -> ModuleType:

@@ -13,17 +13,31 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Union
 
 import brc
-from brc._errors import import_for
+from brc._errors import import_for, not_found
 
 __all__ = ["aggregate"]
 
 #: Merge tasks take this many partials each: the tree's fan-in.
 FAN_IN = 8
+
+# The characters that make a path a glob, as fsspec (after Python's `glob`)
+# reads them.
+_MAGIC = re.compile(r"[*?[]")
+
+
+@dataclass(frozen=True)
+class _File:
+    """A file to read: ``path`` as fsspec names it (absolute, for a local
+    file), ``shown`` as the caller gave it, the name its errors carry."""
+
+    path: str
+    shown: str
 
 
 @dataclass(frozen=True)
@@ -75,8 +89,11 @@ def aggregate(
     of :data:`FAN_IN` partials each.
 
     Raises :class:`brc.DataError` for the first malformed line (in argument
-    order, then in its file), :class:`OSError` for an unreadable file.
-    Needs the ``brc[dask]`` extra (:mod:`fsspec`, Dask).
+    order, then in its file), :class:`OSError` for an unreadable file,
+    :class:`FileNotFoundError` for a glob that matches nothing (an empty
+    directory is an empty input), as the command line does; each names the
+    file as the caller spelt it (a match of ``data/*.txt`` as
+    ``data/a.txt``). Needs the ``brc[dask]`` extra (:mod:`fsspec`, Dask).
     """
     fsspec = import_for("dask", "fsspec")
     parse_bytes = import_for("dask", "dask.utils").parse_bytes
@@ -87,8 +104,11 @@ def aggregate(
     if isinstance(urlpaths, (str, os.PathLike)):
         urlpaths = [urlpaths]
     urlpaths = [os.fspath(u) for u in urlpaths]
-    fs, _, paths = fsspec.get_fs_token_paths(urlpaths, storage_options=storage_options)
-    files = _expand(fs, paths)
+    # Unexpanded: each path, as fsspec names it, beside the caller's own.
+    fs, _, paths = fsspec.get_fs_token_paths(
+        urlpaths, storage_options=storage_options, expand=False
+    )
+    files = _expand(fs, urlpaths, paths)
     pieces = list(_pieces(fs, files, split))
 
     # Keys of this call only: a cluster shares results between graphs that
@@ -133,36 +153,86 @@ def _current_client() -> Any:
         return None
 
 
-def _expand(fs: Any, paths: list[str]) -> list[str]:
-    """``paths`` with each directory replaced by the regular files directly
-    inside it, in byte order of their names, hidden ones skipped."""
+def _expand(fs: Any, urlpaths: list[str], paths: list[str]) -> list[_File]:
+    """The files that ``urlpaths`` (``paths`` as fsspec names them) stand
+    for: a glob for the paths it matches, in byte order, a directory for
+    the regular files directly inside it, in byte order of their names,
+    hidden ones skipped.
+
+    A glob that matches nothing is a :class:`FileNotFoundError`: the
+    command line is given the pattern itself when a shell's glob matches
+    nothing, and finds no such file.
+    """
     files = []
-    for path in paths:
-        if not fs.isdir(path):
-            files.append(path)
-            continue
-        inside = [
-            entry["name"]
-            for entry in fs.ls(path, detail=True)
-            if entry["type"] == "file"
-            and not posixpath.basename(entry["name"].rstrip("/")).startswith(".")
-        ]
-        files.extend(sorted(inside, key=lambda name: name.encode()))
+    for given, path in zip(urlpaths, paths):
+        magic = _MAGIC.search(given)
+        if magic is None:
+            found = [_File(path, given)]
+        else:
+            matched = sorted(fs.glob(path), key=str.encode)
+            if not matched:
+                raise not_found(given)
+            # The directory the glob starts from, as the caller and as
+            # fsspec spell it: what comes after it is spelt alike.
+            start = given[: given.rfind("/", 0, magic.start()) + 1]
+            under = (start, path.removesuffix(given[len(start) :]))
+            found = [_found(fs, *under, match) for match in matched]
+        for file in found:
+            if fs.isdir(file.path):
+                files.extend(_inside(fs, file))
+            else:
+                files.append(file)
     return files
 
 
-def _pieces(fs: Any, paths: list[str], split: int) -> Iterable[_Piece]:
+def _inside(fs: Any, directory: _File) -> list[_File]:
+    """The regular files directly inside ``directory``, in byte order of
+    their names, hidden ones skipped."""
+    inside = [
+        entry["name"]
+        for entry in fs.ls(directory.path, detail=True)
+        if entry["type"] == "file"
+        and not posixpath.basename(entry["name"].rstrip("/")).startswith(".")
+    ]
+    under = (directory.shown.rstrip("/") + "/", directory.path.rstrip("/") + "/")
+    return [_found(fs, *under, name) for name in sorted(inside, key=str.encode)]
+
+
+def _found(fs: Any, given_dir: str, fs_dir: str, name: str) -> _File:
+    """The file ``name`` (as fsspec names it) found under the directory
+    ``fs_dir``, which the caller spelt ``given_dir`` (both ending in ``/``
+    or empty): shown as a shell names what its glob finds, after the
+    caller's spelling of the directory."""
+    if not name.startswith(fs_dir):
+        # Listed elsewhere (a filesystem's own listing rules): shown as
+        # fsspec names it.
+        return _File(name, fs.unstrip_protocol(name))
+    return _File(name, given_dir + name[len(fs_dir) :])
+
+
+def _pieces(fs: Any, files: list[_File], split: int) -> Iterable[_Piece]:
     """The tasks' inputs: each uncompressed file cut into nearly equal
     ranges of at most ``split`` bytes, each compressed one whole."""
-    for order, path in enumerate(paths):
-        size = fs.size(path)
-        head = fs.cat_file(path, start=0, end=4) if size else b""
+    for order, file in enumerate(files):
+        path = file.path
+        try:
+            size = fs.size(path)
+            head = fs.cat_file(path, start=0, end=4) if size else b""
+        except OSError as e:
+            _name_as_given(e, file)
+            raise
         if size is None or head.startswith(brc._MAGIC):
             yield _Piece(order, path, size, 0, None)
             continue
         n = max(1, -(-size // split))
         for k in range(n):
             yield _Piece(order, path, size, k * size // n, (k + 1) * size // n)
+
+
+def _name_as_given(error: OSError, file: _File) -> None:
+    """Makes ``error``, if about ``file``, name it as the caller did."""
+    if error.filename == file.path:
+        error.filename = file.shown
 
 
 def _is_local(fs: Any) -> bool:
@@ -201,18 +271,20 @@ def _merge(outcomes: list) -> Union[brc.Partial, _Failed]:
     return brc.merge(outcomes)
 
 
-def _finish(fs: Any, paths: list[str], outcome: Union[brc.Partial, _Failed]) -> brc.Partial:
+def _finish(fs: Any, files: list[_File], outcome: Union[brc.Partial, _Failed]) -> brc.Partial:
     """The last task: the merged partial, or the first error raised, named
-    by its file and line (counted here, once, for the error reported)."""
+    by its file as the caller gave it and by its line (counted here, once,
+    for the error reported)."""
     if not isinstance(outcome, _Failed):
         return outcome
     error = outcome.error
+    file = files[outcome.order]
     if not isinstance(error, brc.DataError):
+        if isinstance(error, OSError):
+            _name_as_given(error, file)
         raise error
-    path = paths[outcome.order]
     line = outcome.line
     if line is None:
-        with fs.open(path, "rb") as f:
+        with fs.open(file.path, "rb") as f:
             line = brc._newlines_before(f, outcome.offset) + 1
-    shown = path if _is_local(fs) else fs.unstrip_protocol(path)
-    raise brc._data_error(shown, line, outcome.offset, error.reason)
+    raise brc._data_error(file.shown, line, outcome.offset, error.reason)

@@ -4,6 +4,7 @@ line, byte for byte."""
 
 from __future__ import annotations
 
+import glob
 import gzip
 import os
 import shutil
@@ -158,6 +159,75 @@ def test_errors_name_the_file_and_line_as_the_cli(client, served, tmp_path, cli)
             assert error.path.endswith("b.txt")
     with pytest.raises(FileNotFoundError):
         brc.dask.aggregate([good, tmp_path / "missing.txt"], client=client)
+
+
+def test_a_glob_that_matches_nothing_is_a_missing_file_as_for_the_cli(
+        tmp_path, cli, monkeypatch):
+    """A shell hands the command line a pattern that matches nothing as it
+    is, and brc finds no such file; brc.aggregate, which takes no globs,
+    says the same of it."""
+    monkeypatch.chdir(tmp_path)
+    good = write_random(tmp_path / "good.txt", 100, seed=61)
+    for pattern in (str(tmp_path / "missing*.txt"), "missing*.txt", "nowhere/*.txt",
+                    "good.tx[!t]"):
+        with pytest.raises(FileNotFoundError) as caught:
+            brc.aggregate(pattern)
+        error = caught.value
+        assert cli.run(pattern).stderr.decode() == (
+            f"brc: {pattern}: {error.strerror} (os error {error.errno})\n")
+        for urlpaths in (pattern, [good, pattern], [pattern, good]):
+            with pytest.raises(FileNotFoundError) as caught:
+                brc.dask.aggregate(urlpaths)
+            assert (str(caught.value), caught.value.filename) == (str(error), pattern)
+
+
+def test_an_empty_directory_is_an_empty_input_as_for_the_cli(tmp_path, cli):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / ".hidden.txt").write_text("a;1.0\n")
+    assert str(brc.dask.aggregate(empty)) + "\n" == cli.output(empty) == "{}\n"
+
+
+def test_errors_name_paths_as_given_as_the_cli(client, tmp_path, cli, monkeypatch):
+    """Local paths are handed to the workers absolute, but errors name them
+    as the caller wrote them, as the command line does: a glob's matches
+    as a shell spells them, a directory's files after its spelling."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    write_random(tmp_path / "data" / "a.txt", 300, seed=71)
+    (tmp_path / "data" / "b.txt").write_bytes(
+        write_random(tmp_path / "b0", 400, seed=72).read_bytes() + b"Oslo;12.34\n")
+    # What a shell hands the command line for each.
+    cases = [
+        (["data/b.txt"], ["data/b.txt"]),
+        (["data/a.txt", "./data/b.txt"], ["data/a.txt", "./data/b.txt"]),
+        (["data/*.txt"], sorted(glob.glob("data/*.txt"))),
+        (["./d*/[ab].txt"], sorted(glob.glob("./d*/[ab].txt"))),
+        (["data"], ["data"]),
+        (["./data/"], ["./data/"]),
+        ([str(tmp_path / "data")], [str(tmp_path / "data")]),
+    ]
+    for urlpaths, args in cases:
+        done = cli.run(*args)
+        assert done.returncode == 1
+        for split in (97, "1MiB"):
+            with pytest.raises(brc.DataError) as caught:
+                brc.dask.aggregate(urlpaths, split_bytes=split, client=client)
+            assert f"brc: {caught.value}\n" == done.stderr.decode(), (urlpaths, split)
+            assert str(caught.value).startswith(f"{caught.value.path}: line 401: ")
+
+    (tmp_path / "packed").mkdir()
+    packed = tmp_path / "packed" / "c.txt.gz"
+    packed.write_bytes(gzip.compress(b"a;1.0\n" * 1000)[:-30])
+    for path in ("packed/c.txt.gz", "data/missing.txt"):
+        with pytest.raises(OSError) as caught:
+            brc.aggregate(path)
+        want = caught.value
+        assert cli.run(path).stderr.decode().startswith(f"brc: {path}: {want.strerror}")
+        with pytest.raises(OSError) as caught:
+            brc.dask.aggregate(["data/a.txt", path], client=client)
+        error = caught.value
+        assert (type(error), str(error), error.filename) == (type(want), str(want), path)
 
 
 def test_a_worker_killed_mid_job_still_gives_the_exact_answer(client, served, tmp_path, cli):
