@@ -169,7 +169,7 @@ const PARALLEL_STATIONS: usize = 1 << 16;
 /// all the output held in memory, where millions of stations' whole text
 /// beside the summary was a large part of a run's peak memory
 /// (docs/PERFORMANCE.md, *Memory*).
-const ROUND_STATIONS: usize = 1 << 20;
+const ROUND_STATIONS: usize = 1 << 17;
 
 /// [`render`] cut into up to `threads` parts rendered side by side, to be
 /// written one after the other: a million stations rendered on one
