@@ -21,7 +21,8 @@
 
 mod read;
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io::{self, Read, Write};
 
 use compact_str::CompactString;
@@ -170,6 +171,25 @@ struct Total {
     count: u128,
 }
 
+impl Total {
+    fn add(&mut self, other: Total) {
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.sum += other.sum;
+        self.count += other.count;
+    }
+
+    /// The total as [`Stats`], if it fits in 64 bits.
+    fn narrow(&self) -> Option<Stats> {
+        Some(Stats {
+            min: self.min,
+            max: self.max,
+            sum: i64::try_from(self.sum).ok()?,
+            count: u64::try_from(self.count).ok()?,
+        })
+    }
+}
+
 impl From<Stats> for Total {
     fn from(s: Stats) -> Total {
         Total {
@@ -181,11 +201,101 @@ impl From<Stats> for Total {
     }
 }
 
-/// A sorted run of distinct stations with their totals.
-type Run = Vec<(CompactString, Total)>;
+/// A sorted run of distinct stations with their totals. A total that fits
+/// in 64 bits, as nearly all do, is kept as [`Stats`], so that a run takes
+/// the memory of a [`Summary`] and the last run becomes one as it is;
+/// the others wait in `wide`, by their index in `stations` (whose stats
+/// then hold only min and max).
+#[derive(Debug, Default)]
+struct Run {
+    stations: Vec<(CompactString, Stats)>,
+    /// Ascending indices into `stations`, with their totals.
+    wide: Vec<(usize, Total)>,
+}
+
+impl Run {
+    fn len(&self) -> usize {
+        self.stations.len()
+    }
+
+    /// The run's stations with their totals, in order.
+    fn into_totals(self) -> impl Iterator<Item = (CompactString, Total)> {
+        let mut wide = self.wide.into_iter().peekable();
+        (self.stations.into_iter().enumerate()).map(move |(i, (name, stats))| {
+            match wide.next_if(|&(at, _)| at == i) {
+                Some((_, total)) => (name, total),
+                None => (name, Total::from(stats)),
+            }
+        })
+    }
+}
+
+impl From<Vec<(CompactString, Stats)>> for Run {
+    fn from(stations: Vec<(CompactString, Stats)>) -> Run {
+        Run {
+            stations,
+            wide: Vec::new(),
+        }
+    }
+}
+
+/// Builds a [`Run`] from stations given in order, adding up those given
+/// one after the other under one name.
+#[derive(Default)]
+struct RunBuilder {
+    run: Run,
+    last: Option<(CompactString, Total)>,
+}
+
+impl RunBuilder {
+    fn with_capacity(n: usize) -> RunBuilder {
+        RunBuilder {
+            run: Vec::with_capacity(n).into(),
+            last: None,
+        }
+    }
+
+    fn push(&mut self, name: CompactString, total: Total) {
+        match &mut self.last {
+            Some((last, t)) if *last == name => t.add(total),
+            last => {
+                if let Some((name, total)) = last.replace((name, total)) {
+                    self.keep(name, total);
+                }
+            }
+        }
+    }
+
+    fn keep(&mut self, name: CompactString, total: Total) {
+        let stats = total.narrow().unwrap_or_else(|| {
+            self.run.wide.push((self.run.stations.len(), total));
+            let (min, max) = (total.min, total.max);
+            Stats {
+                min,
+                max,
+                sum: 0,
+                count: 0,
+            }
+        });
+        self.run.stations.push((name, stats));
+    }
+
+    fn finish(mut self) -> Run {
+        if let Some((name, total)) = self.last.take() {
+            self.keep(name, total);
+        }
+        self.run
+    }
+}
+
+/// How many inputs [`Merger::read_all`] reads side by side, a row of each
+/// at a time: enough for any usual merge to take one pass, few enough to
+/// stay far below the open files a process may have.
+const MERGE_FAN: usize = 64;
 
 /// Merges partials, in memory ([`add`](Merger::add)) or read from the
-/// format ([`read`](Merger::read)), into one ([`finish`](Merger::finish)).
+/// format ([`read`](Merger::read), [`read_all`](Merger::read_all)), into
+/// one ([`finish`](Merger::finish)).
 ///
 /// It keeps a stack of sorted runs, merging the last two while the older
 /// one is at most twice as long as the newer, as merge sort does: merging
@@ -204,17 +314,80 @@ impl Merger {
 
     /// Merges in a partial.
     pub fn add(&mut self, partial: Partial) {
-        let stations = partial.summary.stations.into_iter();
-        self.push(stations.map(|(name, s)| (name, Total::from(s))).collect());
+        self.push(partial.summary.stations.into());
     }
 
     /// Reads the format from `reader` to its end and merges in every
     /// partial it holds. On error, the partials before the malformed one
     /// stay merged in.
     pub fn read(&mut self, reader: impl Read) -> Result<(), PartialError> {
-        read::read(reader, |stations| {
-            self.push(stations.into_iter().map(|(n, s)| (n, s.into())).collect())
-        })
+        read::read(reader, |stations| self.push(stations.into()))
+    }
+
+    /// Reads the format from each of `inputs` (each opened as it is
+    /// reached, at most 64 open at once) to its end and merges in every
+    /// partial they hold. The first partials of up to 64 inputs are merged
+    /// as they are read, a row of each held at a time, so that merging
+    /// partials takes about the memory of their merged result.
+    ///
+    /// On error: the first input, in order, that cannot be opened or holds
+    /// a malformed partial, with its error (the inputs before it were read
+    /// to their end), and nothing merged in.
+    pub fn read_all<R: Read>(
+        &mut self,
+        inputs: impl IntoIterator<Item = io::Result<R>>,
+    ) -> Result<(), (usize, PartialError)> {
+        let mut inputs = inputs.into_iter().enumerate().peekable();
+        let mut merged = Merger::new();
+        while inputs.peek().is_some() {
+            let group = inputs.by_ref().take(MERGE_FAN);
+            let readers: Vec<_> = group.map(|(k, r)| (k, r.map(read::Reader::new))).collect();
+            merged.merge_group(readers)?;
+        }
+        self.runs.append(&mut merged.runs);
+        Ok(())
+    }
+
+    /// [`Merger::read_all`] for one group of inputs, numbered.
+    fn merge_group<R: Read>(
+        &mut self,
+        inputs: Vec<(usize, io::Result<read::Reader<R>>)>,
+    ) -> Result<(), (usize, PartialError)> {
+        let mut readers = Vec::with_capacity(inputs.len());
+        // The first failure, by input; the inputs before it are read on,
+        // for a failure of their own, before it is reported.
+        let mut failed: Option<(usize, PartialError)> = None;
+        for (k, opened) in inputs {
+            match opened {
+                Ok(reader) => readers.push((k, reader)),
+                Err(e) => {
+                    failed = Some((k, e.into()));
+                    break;
+                }
+            }
+        }
+        if failed.is_none() {
+            match kway(&mut readers) {
+                Ok(run) => self.push(run),
+                Err(e) => failed = Some(e),
+            }
+        }
+        // Partials after the first of an input, one at a time; or, after a
+        // failure, the inputs before it, read for an earlier failure.
+        for (k, reader) in &mut readers {
+            if failed.as_ref().is_some_and(|(at, _)| *at <= *k) {
+                break;
+            }
+            let ok = failed.is_none();
+            if let Err(e) = reader.read_on(|rows| {
+                if ok {
+                    self.push(rows.into());
+                }
+            }) {
+                failed = Some((*k, e));
+            }
+        }
+        failed.map_or(Ok(()), Err)
     }
 
     /// The merged partial, or the first station (by name) whose total
@@ -224,29 +397,22 @@ impl Merger {
         while let Some(run) = self.runs.pop() {
             merged = merge_runs(run, merged);
         }
-        let stations = (merged.into_iter())
-            .map(|(station, t)| {
-                let Ok(count) = u64::try_from(t.count) else {
-                    let total = t.count;
-                    return Err(OverflowError::Count { station, total });
-                };
-                let Ok(sum) = i64::try_from(t.sum) else {
-                    let total = t.sum;
-                    return Err(OverflowError::Sum { station, total });
-                };
-                let (min, max) = (t.min, t.max);
-                Ok((
+        if let Some(&(at, t)) = merged.wide.first() {
+            let station = merged.stations.swap_remove(at).0;
+            return Err(match u64::try_from(t.count) {
+                Err(_) => OverflowError::Count {
                     station,
-                    Stats {
-                        min,
-                        max,
-                        sum,
-                        count,
-                    },
-                ))
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(Partial::from(Summary { stations }))
+                    total: t.count,
+                },
+                Ok(_) => OverflowError::Sum {
+                    station,
+                    total: t.sum,
+                },
+            });
+        }
+        Ok(Partial::from(Summary {
+            stations: merged.stations,
+        }))
     }
 
     fn push(&mut self, run: Run) {
@@ -262,33 +428,60 @@ impl Merger {
     }
 }
 
+/// Merges the first partial of each of `readers` as they are read, a row
+/// of each held at a time; on error, the reader's number and its error.
+fn kway<R: Read>(readers: &mut [(usize, read::Reader<R>)]) -> Result<Run, (usize, PartialError)> {
+    let failed = |k: usize| move |e| (k, e);
+    // The next row's name of each reader, smallest first (ties by reader),
+    // and its stats.
+    let mut heads = BinaryHeap::with_capacity(readers.len());
+    let mut stats = vec![Stats::new(0); readers.len()];
+    for (i, (k, reader)) in readers.iter_mut().enumerate() {
+        // An input holding no partial fails here, with the reader's message.
+        reader.next_partial().map_err(failed(*k))?;
+        if let Some((name, s)) = reader.next_row().map_err(failed(*k))? {
+            heads.push(Reverse((name, i)));
+            stats[i] = s;
+        }
+    }
+    // The merged run holds at most as many stations as the partials
+    // announce together: room for those at once, where doubling would
+    // leave up to half the run's memory unused. Pages never written take
+    // no memory, so the room is only address space; where there is not
+    // that much (a damaged partial may announce any count), room for the
+    // longest partial, which the run holds at least.
+    let mut run = RunBuilder::default();
+    let counts = readers.iter().map(|(_, r)| r.stations());
+    let mut room = |n: u64| -> bool {
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        run.run.stations.try_reserve_exact(n).is_ok()
+    };
+    let _ = room(counts.clone().fold(0, u64::saturating_add)) || room(counts.max().unwrap_or(0));
+    while let Some(Reverse((name, i))) = heads.pop() {
+        run.push(name, Total::from(stats[i]));
+        let (k, reader) = &mut readers[i];
+        if let Some((name, s)) = reader.next_row().map_err(failed(*k))? {
+            heads.push(Reverse((name, i)));
+            stats[i] = s;
+        }
+    }
+    Ok(run.finish())
+}
+
 /// Merges two sorted runs of distinct names into one, adding up the
 /// stations both hold.
 fn merge_runs(a: Run, b: Run) -> Run {
-    let mut out = Vec::with_capacity(a.len().max(b.len()));
-    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    let mut out = RunBuilder::with_capacity(a.len().max(b.len()));
+    let (mut a, mut b) = (a.into_totals().peekable(), b.into_totals().peekable());
     loop {
         let next = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => match x.0.cmp(&y.0) {
-                Ordering::Less => a.next(),
-                Ordering::Greater => b.next(),
-                Ordering::Equal => {
-                    let (Some((name, mut t)), Some((_, u))) = (a.next(), b.next()) else {
-                        unreachable!("both runs were peeked at")
-                    };
-                    t.min = t.min.min(u.min);
-                    t.max = t.max.max(u.max);
-                    t.sum += u.sum;
-                    t.count += u.count;
-                    Some((name, t))
-                }
-            },
+            (Some(x), Some(y)) if x.0 <= y.0 => a.next(),
+            (Some(_), Some(_)) | (None, _) => b.next(),
             (Some(_), None) => a.next(),
-            (None, _) => b.next(),
         };
         match next {
-            Some(station) => out.push(station),
-            None => return out,
+            Some((name, total)) => out.push(name, total),
+            None => return out.finish(),
         }
     }
 }
@@ -451,5 +644,113 @@ mod tests {
             "{e:?}"
         );
         assert_eq!(merger.finish().unwrap(), good);
+    }
+
+    /// `read_all` over the partials' bytes, each input read from memory.
+    fn read_all(inputs: &[Vec<u8>]) -> Result<Partial, (usize, PartialError)> {
+        let mut merger = Merger::new();
+        merger.read_all(inputs.iter().map(|bytes| Ok(&bytes[..])))?;
+        Ok(merger.finish().unwrap())
+    }
+
+    #[test]
+    fn inputs_read_side_by_side_merge_as_partials_one_by_one() {
+        // More inputs than are read side by side, some holding two
+        // partials one after the other, and one an empty partial.
+        let parts: Vec<Partial> = (0..150u64)
+            .map(|k| {
+                let mut names: Vec<String> =
+                    (k % 13..k % 13 + k % 9).map(|i| format!("s{i}")).collect();
+                names.sort();
+                let stations: Vec<_> = names
+                    .iter()
+                    .map(|n| (n.as_str(), Stats::new(k as i16)))
+                    .collect();
+                partial(&stations)
+            })
+            .collect();
+        let inputs: Vec<Vec<u8>> = (parts.chunks(2).enumerate())
+            .flat_map(|(k, pair)| match k % 3 {
+                0 => vec![[pair[0].to_bytes(), pair[1].to_bytes()].concat()],
+                _ => pair.iter().map(Partial::to_bytes).collect(),
+            })
+            .collect();
+        assert!(inputs.len() > MERGE_FAN);
+        let want = Partial::merge_all(parts).unwrap();
+        assert_eq!(read_all(&inputs).unwrap(), want);
+        // Totals beyond 64 bits on the way, back within them at the end.
+        let n = (i64::MAX / 999) as u64;
+        let big = partial(&[("a", stats(999, 999, 999 * n as i64, n))]);
+        let (up, down) = (
+            partial(&[("a", Stats::new(999))]),
+            partial(&[("a", Stats::new(-999))]),
+        );
+        let inputs = [
+            up.to_bytes(),
+            big.to_bytes(),
+            up.to_bytes(),
+            down.to_bytes(),
+            down.to_bytes(),
+        ];
+        let merged = read_all(&inputs).unwrap();
+        assert_eq!(
+            merged.stations(),
+            [("a".into(), stats(-999, 999, 999 * n as i64, n + 4))]
+        );
+        let mut merger = Merger::new();
+        merger
+            .read_all(inputs[..3].iter().map(|b| Ok(&b[..])))
+            .unwrap();
+        assert!(matches!(merger.finish(), Err(OverflowError::Sum { .. })));
+    }
+
+    #[test]
+    fn the_first_input_with_a_fault_is_reported_whichever_is_read_first() {
+        let rows = |n: usize| -> Vec<(String, Stats)> {
+            (0..n)
+                .map(|i| (format!("s{i:04}"), Stats::new(1)))
+                .collect()
+        };
+        let bytes = |rows: &[(String, Stats)]| {
+            let stations: Vec<_> = rows.iter().map(|(n, s)| (n.as_str(), *s)).collect();
+            partial(&stations).to_bytes()
+        };
+        // A fault on the given line of a partial of `n` rows: a count of 0.
+        let faulty = |n: usize, line: usize| {
+            let text = String::from_utf8(bytes(&rows(n))).unwrap();
+            let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+            lines[line - 1] = lines[line - 1].replace(",1,1,1,1", ",0,1,1,1");
+            (lines.join("\n") + "\n").into_bytes()
+        };
+        let line_of = |e: &PartialError| match e {
+            PartialError::Line { line, .. } => *line,
+            other => panic!("{other:?}"),
+        };
+        let good = bytes(&rows(50));
+        // The second input's fault comes first in the merged order, the
+        // first input's later in its own.
+        let inputs = [faulty(50, 40), faulty(50, 4), good.clone()];
+        let (k, e) = read_all(&inputs).unwrap_err();
+        assert_eq!((k, line_of(&e)), (0, 40));
+        // A fault in the first input's second partial.
+        let inputs = [[good.clone(), faulty(50, 30)].concat(), faulty(50, 3)];
+        let (k, e) = read_all(&inputs).unwrap_err();
+        assert_eq!((k, line_of(&e)), (0, 52 + 30));
+        // An input that cannot be opened, after a faulty one and before one.
+        let opened: Vec<io::Result<&[u8]>> = vec![
+            Ok(&good[..]),
+            Err(io::Error::other("cannot open")),
+            Ok(&inputs[1][..]),
+        ];
+        let (k, e) = Merger::new().read_all(opened).unwrap_err();
+        assert!(k == 1 && matches!(e, PartialError::Io(_)), "{k} {e:?}");
+        let opened: Vec<io::Result<&[u8]>> = vec![Ok(&inputs[1][..]), Err(io::Error::other("x"))];
+        let (k, e) = Merger::new().read_all(opened).unwrap_err();
+        assert_eq!((k, line_of(&e)), (0, 3));
+        // Nothing is merged in from inputs that fail.
+        let mut merger = Merger::new();
+        merger.read(&good[..]).unwrap();
+        assert!(merger.read_all([Ok(&inputs[1][..])]).is_err());
+        assert_eq!(merger.finish().unwrap(), Partial::parse(&good).unwrap());
     }
 }

@@ -213,49 +213,110 @@ impl fmt::Display for Found<'_> {
 /// `each`, in order.
 pub(super) fn read(
     reader: impl Read,
-    mut each: impl FnMut(Vec<(CompactString, Stats)>),
+    each: impl FnMut(Vec<(CompactString, Stats)>),
 ) -> Result<(), PartialError> {
-    let mut lines = Lines {
-        reader: BufReader::with_capacity(64 << 10, reader),
-        line: Vec::new(),
-        number: 0,
-    };
-    // The number of rows of the partial just read, if any.
-    let mut after = None;
-    loop {
-        let (n, line) = lines.next()?;
-        let stations = match (line, after) {
-            (None, Some(_)) => return Ok(()),
+    Reader::new(reader).read_on(each)
+}
+
+/// The partials of an input, read a row at a time: each partial's first
+/// lines by [`Reader::next_partial`], then its rows by
+/// [`Reader::next_row`], so that a merge can hold one row of each input
+/// instead of whole partials.
+pub(super) struct Reader<R> {
+    lines: Lines<BufReader<R>>,
+    /// Rows the partial being read announced, if one was started.
+    stations: Option<u64>,
+    /// Its rows not read yet.
+    left: u64,
+    /// The name of its last row read, to check the order of the next.
+    previous: Option<Vec<u8>>,
+}
+
+impl<R: Read> Reader<R> {
+    pub(super) fn new(reader: R) -> Reader<R> {
+        Reader {
+            lines: Lines {
+                reader: BufReader::with_capacity(64 << 10, reader),
+                line: Vec::new(),
+                number: 0,
+            },
+            stations: None,
+            left: 0,
+            previous: None,
+        }
+    }
+
+    /// Reads the first lines of the next partial: `false` at the end of an
+    /// input that held at least one. The rows of the partial before must
+    /// all have been read.
+    pub(super) fn next_partial(&mut self) -> Result<bool, PartialError> {
+        debug_assert_eq!(self.left, 0);
+        let (n, line) = self.lines.next()?;
+        let stations = match (line, self.stations) {
+            (None, Some(_)) => return Ok(false),
             (line, after) => first_line(line, after).map_err(at(n))?,
         };
-        let (n, line) = lines.next()?;
+        let (n, line) = self.lines.next()?;
         if line != Some(COLUMNS.as_bytes()) {
             let found = line.map(quoted);
             return Err(at(n)(LineError::Columns { found }));
         }
-        let mut rows: Vec<(CompactString, Stats)> = Vec::new();
-        for done in 0..stations {
-            let (n, line) = lines.next()?;
-            let Some(line) = line else {
-                let missing = stations - done;
-                return Err(at(n)(LineError::MissingRows { missing, stations }));
-            };
-            let (name, stats) = row(line).map_err(at(n))?;
-            if let Some((previous, _)) = rows.last() {
-                let (previous, name) = (previous.as_bytes(), name.as_bytes());
-                if previous >= name {
-                    return Err(at(n)(if previous == name {
-                        LineError::Duplicate { name: quoted(name) }
-                    } else {
-                        let (name, previous) = (quoted(name), quoted(previous));
-                        LineError::Unsorted { name, previous }
-                    }));
-                }
+        (self.stations, self.left, self.previous) = (Some(stations), stations, None);
+        Ok(true)
+    }
+
+    /// How many rows the partial being read announced (0 before the first).
+    pub(super) fn stations(&self) -> u64 {
+        self.stations.unwrap_or(0)
+    }
+
+    /// Reads the input to its end: the rest of the partial being read,
+    /// checked and dropped, then each further partial's rows, handed to
+    /// `each`.
+    pub(super) fn read_on(
+        &mut self,
+        mut each: impl FnMut(Vec<(CompactString, Stats)>),
+    ) -> Result<(), PartialError> {
+        while self.next_row()?.is_some() {}
+        while self.next_partial()? {
+            let mut rows = Vec::new();
+            while let Some(row) = self.next_row()? {
+                rows.push(row);
             }
-            rows.push((name, stats));
+            each(rows);
         }
-        each(rows);
-        after = Some(stations);
+        Ok(())
+    }
+
+    /// The next row of the partial being read, checked and in order;
+    /// `None` after its last.
+    pub(super) fn next_row(&mut self) -> Result<Option<(CompactString, Stats)>, PartialError> {
+        let (Some(stations), 1..) = (self.stations, self.left) else {
+            return Ok(None);
+        };
+        let (n, line) = self.lines.next()?;
+        let Some(line) = line else {
+            let missing = self.left;
+            return Err(at(n)(LineError::MissingRows { missing, stations }));
+        };
+        let (name, stats) = row(line).map_err(at(n))?;
+        if let Some(previous) = &mut self.previous {
+            let name = name.as_bytes();
+            if previous[..] >= *name {
+                return Err(at(n)(if previous == name {
+                    LineError::Duplicate { name: quoted(name) }
+                } else {
+                    let (name, previous) = (quoted(name), quoted(previous));
+                    LineError::Unsorted { name, previous }
+                }));
+            }
+            previous.clear();
+            previous.extend_from_slice(name);
+        } else {
+            self.previous = Some(name.as_bytes().to_vec());
+        }
+        self.left -= 1;
+        Ok(Some((name, stats)))
     }
 }
 

@@ -1,10 +1,9 @@
 //! `brc merge`: merge partial results into the result of the whole input.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use brc::partial::Merger;
 use brc::Options;
 
@@ -53,17 +52,25 @@ pub struct Args {
 pub fn run(args: &Args) -> anyhow::Result<()> {
     crate::stdin_at_most_once(&args.partials);
     let stdin = Path::new("-");
+    let inputs = args
+        .partials
+        .iter()
+        .map(|path| -> io::Result<Box<dyn Read>> {
+            match path == stdin {
+                true => Ok(Box::new(io::stdin().lock())),
+                false => Ok(Box::new(File::open(path)?)),
+            }
+        });
     let mut merger = Merger::new();
-    for path in &args.partials {
-        if path == stdin {
-            merger.read(io::stdin().lock()).context("<stdin>")?;
+    merger.read_all(inputs).map_err(|(k, e)| {
+        let path = &args.partials[k];
+        let name = if path == stdin {
+            "<stdin>".into()
         } else {
-            let name = || path.display().to_string();
-            merger
-                .read(File::open(path).with_context(name)?)
-                .with_context(name)?;
-        }
-    }
+            path.display().to_string()
+        };
+        anyhow::Error::new(e).context(name)
+    })?;
     let summary = merger.finish()?.finish();
     let threads = args
         .threads
