@@ -540,11 +540,17 @@ proptest! {
 
 /// Names built to share one hash in the fast tables: short ones, ones of
 /// 16–31 bytes (the AVX2 kernel's one-window names) and long ones, 400 of
-/// each, far more than a table's first probe steps allow.
+/// each, far more than a table's first probe steps allow; and as many in
+/// clusters of 9 sharing only the top 20 bits of their hash, each cluster
+/// a home slot in tables of up to a million slots.
 static COLLIDING: LazyLock<Vec<String>> = LazyLock::new(|| {
     [15, 24, 70]
         .into_iter()
-        .flat_map(|len| flood::colliding(len, 400, len as u64))
+        .flat_map(|len| {
+            let mut names = flood::colliding(len, 400, len as u64);
+            names.extend(flood::clustered(len, 45, 9, 20, len as u64));
+            names
+        })
         .collect()
 });
 

@@ -73,8 +73,28 @@ fn valid(name: &[u8]) -> bool {
 /// # Panics
 /// If `len` is outside 12..=100.
 pub fn colliding(len: usize, count: usize, seed: u64) -> Vec<String> {
+    clustered(len, 1, count, 64, seed)
+}
+
+/// `clusters` groups of `per_cluster` distinct names of `len` bytes (12
+/// to 100), as [`colliding`] makes them, but the names of a group share
+/// only the top `bits` bits of their hash (1 to 64), the rest drawn at
+/// random: a home slot in every table of up to 2^`bits` slots, and no
+/// more, so a table cannot tell them from chance collisions by their
+/// whole hash. The groups' names follow one another, group by group.
+///
+/// # Panics
+/// If `len` is outside 12..=100 or `bits` outside 1..=64.
+pub fn clustered(
+    len: usize,
+    clusters: usize,
+    per_cluster: usize,
+    bits: u32,
+    seed: u64,
+) -> Vec<String> {
     assert!((12..=MAX_NAME_LEN).contains(&len), "{len} bytes");
-    let mut bits = Bits::new(seed);
+    assert!((1..=64).contains(&bits), "{bits} bits");
+    let mut rng = Bits::new(seed);
     let hash_of = |name: &[u8]| {
         if len <= SHORT {
             let (a, b) = short::key(name);
@@ -83,23 +103,29 @@ pub fn colliding(len: usize, count: usize, seed: u64) -> Vec<String> {
             long::hash(name)
         }
     };
-    // A valid name's hash, so that the bits of the first word that the
-    // other words decide are valid to begin with.
-    let mut name = bits.name(len);
-    let hash = hash_of(&name);
+    let top = u64::MAX << (64 - bits);
     let mut seen = HashSet::new();
-    let mut names = Vec::with_capacity(count);
-    while names.len() < count {
-        name[8..].iter_mut().for_each(|c| *c = bits.printable());
-        let first = if len <= SHORT {
-            short::solve(short::key(&name).1, hash)
-        } else {
-            long::solve(&name, hash)
-        };
-        name[..8].copy_from_slice(&first.to_le_bytes());
-        if valid(&name) && seen.insert(name.clone()) {
-            assert_eq!(hash_of(&name), hash, "{name:?}");
-            names.push(String::from_utf8(name.clone()).expect("checked"));
+    let mut names = Vec::with_capacity(clusters * per_cluster);
+    for _ in 0..clusters {
+        // A valid name's hash, so that the bits of the first word that the
+        // other words decide are valid to begin with.
+        let mut name = rng.name(len);
+        let shared = hash_of(&name) & top;
+        let mut made = 0;
+        while made < per_cluster {
+            let hash = shared | (rng.next() & !top);
+            name[8..].iter_mut().for_each(|c| *c = rng.printable());
+            let first = if len <= SHORT {
+                short::solve(short::key(&name).1, hash)
+            } else {
+                long::solve(&name, hash)
+            };
+            name[..8].copy_from_slice(&first.to_le_bytes());
+            if valid(&name) && seen.insert(name.clone()) {
+                assert_eq!(hash_of(&name), hash, "{name:?}");
+                names.push(String::from_utf8(name.clone()).expect("checked"));
+                made += 1;
+            }
         }
     }
     names
@@ -161,5 +187,29 @@ mod tests {
         }
         assert_eq!(colliding(15, 5, 7), colliding(15, 5, 7));
         assert_ne!(colliding(15, 5, 7), colliding(15, 5, 8));
+    }
+
+    #[test]
+    fn clustered_names_share_the_top_bits_of_their_hash_and_no_more() {
+        for len in [12, 15, 40] {
+            let hash_of = |name: &[u8]| match len <= SHORT {
+                true => {
+                    let (a, b) = short::key(name);
+                    short::hash(a, b)
+                }
+                false => long::hash(name),
+            };
+            let names = clustered(len, 3, 9, 20, 5);
+            assert_eq!(names.len(), 27);
+            let distinct: HashSet<&String> = names.iter().collect();
+            assert_eq!(distinct.len(), 27);
+            let hashes: Vec<u64> = names.iter().map(|n| hash_of(n.as_bytes())).collect();
+            for group in hashes.chunks(9) {
+                assert!(group.iter().all(|h| h >> 44 == group[0] >> 44));
+                let whole: HashSet<&u64> = group.iter().collect();
+                assert_eq!(whole.len(), 9, "only the top bits are shared");
+            }
+            assert_ne!(hashes[0] >> 44, hashes[9] >> 44);
+        }
     }
 }
