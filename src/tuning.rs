@@ -151,6 +151,16 @@ pub(crate) const RADIX_SMALL: usize = 48;
 /// dozen bytes, get a step or two.
 pub(crate) const SHORT_PROBE_BYTES: u64 = if cfg!(fuzzing) { 32 } else { 4 };
 
+/// Probe steps a row of a name held past the slot after its home pays,
+/// beside the steps of its walk ([`SHORT_PROBE_BYTES`]): such a row leaves
+/// the scanner's loop, a call and, where such rows come at random, a
+/// mispredicted branch, where a step is a compare in a line already
+/// fetched. Names built to share part of a hash, in clusters of three or
+/// more or mixed with others, then flood a table before their rows cost
+/// more than a flooded table's (docs/PERFORMANCE.md, *The tables*); random
+/// names, a table at most a quarter full, walk on a few rows in a hundred.
+pub(crate) const ROW_STEPS: u64 = 24;
+
 /// [`SHORT_PROBE_BYTES`] for the long table, whose steps compare 128-byte
 /// slots and cost twice as much, and whose rows are at least 17 bytes.
 pub(crate) const LONG_PROBE_BYTES: u64 = if cfg!(fuzzing) { 32 } else { 8 };

@@ -188,7 +188,9 @@ pub(crate) fn scan_lanes(
     ps: &mut [usize; LANES],
     ends: &[usize; LANES],
 ) {
-    let keep = adder.long_names_under(KEEP_LONG_SHARE);
+    // The keeping loop makes each call dearly, saving twenty registers
+    // around it, and every row of a flooded table is a call.
+    let keep = adder.long_names_under(KEEP_LONG_SHARE) && !adder.is_flooded();
     scan_lanes_as(dispatch, keep, adder, buf, ps, ends);
 }
 

@@ -36,8 +36,8 @@ use crate::bits::prefetch;
 use crate::entry::{merge_runs, Entry};
 use crate::stats::Stats;
 use crate::tuning::{
-    BIG_TABLE, DENSE, FULL_TABLE_BYTES, LONG_PROBE_BYTES, PROBE_ALLOWANCE, SHORT_PROBE_BYTES,
-    SHORT_SLOTS, SPARSE, SPREAD_BYTES, SPREAD_SLOTS,
+    BIG_TABLE, DENSE, FULL_TABLE_BYTES, LONG_PROBE_BYTES, PROBE_ALLOWANCE, ROW_STEPS,
+    SHORT_PROBE_BYTES, SHORT_SLOTS, SPARSE, SPREAD_BYTES, SPREAD_SLOTS,
 };
 
 pub use partition::{Partitions, Staging};
@@ -261,7 +261,6 @@ impl Table {
     }
 
     /// Whether the short or the long table has flooded.
-    #[cfg(test)]
     pub(crate) fn is_flooded(&self) -> bool {
         self.short.is_flooded() || self.long.is_flooded()
     }
@@ -491,6 +490,12 @@ impl Adder<'_> {
         found || self.add_past_home(at, a, b, total)
     }
 
+    /// Whether the short or the long table has flooded: its rows go to a
+    /// keyed map, through a call each.
+    pub(crate) fn is_flooded(&self) -> bool {
+        self.table.is_flooded()
+    }
+
     /// Whether at most one of the table's names in `share` is longer than
     /// [`SHORT`] bytes (so of an empty table). The names of the runs set
     /// aside count too: a short table started afresh holds few names until
@@ -547,17 +552,31 @@ impl Adder<'_> {
     /// took registers that the scanner's loop then reloaded on every row
     /// (docs/PERFORMANCE.md, *The tables*).
     #[inline(never)]
-    fn add_past_home(&mut self, mut at: usize, a: u64, b: u64, total: i64) -> bool {
-        let value16 = total as i16;
-        if self.table.short.is_flooded() {
-            return self.table.short.add_keyed(a, b, value16);
+    fn add_past_home(&mut self, at: usize, a: u64, b: u64, total: i64) -> bool {
+        match self.table.short.is_flooded() {
+            true => self.table.short.add_keyed(a, b, total as i16),
+            false => self.walk(at, a, b, total),
         }
+    }
+
+    /// [`Adder::add_past_home`] for a table that has not flooded: walks
+    /// from the home slot at byte offset `at`. Out of line: where the
+    /// compiler merged it into its caller, every row of a flooded table
+    /// paid for the walk's saved registers on its way to the keyed map.
+    #[inline(never)]
+    fn walk(&mut self, mut at: usize, a: u64, b: u64, total: i64) -> bool {
+        let value16 = total as i16;
         loop {
             // SAFETY: as in `Shape::tally_near`, the shape being the
             // adder's (see `add_short_hashed`).
             let s = unsafe { &mut *self.shape.slots.byte_add(at) };
             if s.a == a && s.b == b {
                 s.add(total);
+                // Held past the slot after its home, the name sends each of
+                // its rows out of the scanner's loop: beside its steps, the
+                // row pays for that, and the table floods on its next walk
+                // if nothing is left.
+                self.table.short.budget.spend(ROW_STEPS);
                 return true;
             }
             if s.a | s.b == 0 {
@@ -875,6 +894,28 @@ mod tests {
                 add(t, name.as_bytes(), value);
                 expect(want, name.as_bytes(), value);
             }
+        }
+    }
+
+    #[test]
+    fn names_sharing_part_of_a_hash_flood_a_table_and_random_ones_do_not() {
+        // Random names of 2 and 15 bytes; clusters of 3 names sharing the
+        // top 20 bits of their hash, the third of each held past the slot
+        // after its home (so a row in three walks); and names sharing the
+        // whole hash. Flooded, rows leave the scanner's loop for good.
+        let shapes = [
+            (flood::random(2, 3_000, 1), false),
+            (flood::random(15, 900, 1), false),
+            (flood::clustered(15, 300, 3, 20, 2), true),
+            (flood::colliding(15, 2_000, 3), true),
+        ];
+        for (names, flooded) in shapes {
+            let mut t = Table::default();
+            let mut want = HashMap::new();
+            add_rows(&mut t, &mut want, &names, 8);
+            assert_eq!(t.is_flooded(), flooded, "{:?}", &names[..2]);
+            assert_eq!(t.adder(1).is_flooded(), flooded);
+            assert_eq!(sorted_map(t), want);
         }
     }
 

@@ -24,6 +24,13 @@ use crate::table::Adder;
 /// change but `rax` (its result), `r11` and `ymm0`–`ymm3`. Only [`call!`]
 /// calls it.
 ///
+/// The callee is compiled for any x86-64 CPU, and so is what it calls
+/// (`hashbrown`'s SSE2 groups, `memcpy`): legacy SSE code. Run while the
+/// upper halves of the loop's vectors are live, every such instruction
+/// pays for the mixed state on Intel CPUs, so a flooded table, whose rows
+/// all come here, ran many times slower there than on AMD's. With those
+/// halves saved, `vzeroupper` clears them before the call.
+///
 /// On entry the stack pointer is 8 bytes past a 16-byte boundary (a call
 /// pushed the return address); seven 8-byte pushes put it back on one,
 /// and twelve 32-byte registers and 16 bytes of padding keep it there, as
@@ -51,6 +58,7 @@ unsafe extern "sysv64" fn keeping_registers() {
         "vmovdqu ymmword ptr [rsp + 288], ymm13",
         "vmovdqu ymmword ptr [rsp + 320], ymm14",
         "vmovdqu ymmword ptr [rsp + 352], ymm15",
+        "vzeroupper",
         "call r11",
         "vmovdqu ymm4, ymmword ptr [rsp]",
         "vmovdqu ymm5, ymmword ptr [rsp + 32]",
