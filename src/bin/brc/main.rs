@@ -39,7 +39,7 @@ last line. Compressed files and streams cannot be cut: each is read whole
 by the shard holding its first byte. Line numbers still count from the
 file's start. One job as 4 processes, merged (see `brc merge --help`):
   for k in 1 2 3 4; do brc --shard $k/4 --format partial big.txt > p$k & done; wait
-  brc merge p*            # the same bytes as `brc big.txt`
+  brc merge p1 p2 p3 p4   # the same bytes as `brc big.txt`
 
 Exit status:
   0  success (also when stdout is a closed pipe)

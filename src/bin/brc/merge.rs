@@ -22,7 +22,7 @@ like bad input: `brc: <file>: line <N>: expected ..., found ...`, exit 1.
 One job as several processes, by hand: one brc per shard of the input
 (in parallel, or on other machines sharing the files), then merge:
   for k in 1 2 3 4; do brc --shard $k/4 --format partial big.txt > p$k & done; wait
-  brc merge p*                    # the same bytes as `brc big.txt`
+  brc merge p1 p2 p3 p4           # the same bytes as `brc big.txt`
 Merges form trees: `--format partial` writes the merged partial again.
   brc merge --format partial p1 p2 > half.p
   brc merge half.p p3 p4
