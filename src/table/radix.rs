@@ -8,7 +8,7 @@
 //! bucket by one byte, so a few passes leave buckets small enough to sort
 //! within L1. The radix sorts on crates.io (`rdst`, `voracious_radix_sort`),
 //! run single-threaded in its place (each thread sorts its own table),
-//! were slower (docs/PERFORMANCE.md, *Tried and dropped*).
+//! were slower (docs/steps.md, *Tried and dropped*).
 
 use super::short::Slot;
 use crate::tuning::RADIX_SMALL;
