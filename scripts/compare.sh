@@ -64,10 +64,6 @@
 #                          (scripts/ab.py), for the side-by-side tables; 0: none
 set -euo pipefail
 
-usage() {
-    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
-}
-
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 publish=no

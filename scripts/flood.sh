@@ -22,12 +22,7 @@ set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-case "${1:-}" in
--h | --help)
-    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
-    exit 0
-    ;;
-esac
+help_if_asked "$@"
 [ $# -le 1 ] || die "expected at most one argument (PAIRS), found $#; see --help"
 pairs=${1:-15}
 [[ $pairs =~ ^[1-9][0-9]*$ ]] || die "expected a number of pairs, found '$pairs'"

@@ -1,9 +1,25 @@
 # Shared by the lab scripts: `. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"`.
-# Defines die, as_root, enter_repo and build_brc; sets `root`.
+# Defines die, usage, help_if_asked, as_root, enter_repo and build_brc; sets
+# `root`.
 
 die() {
     echo "$(basename "$0"): $*" >&2
     exit 1
+}
+
+# Prints the running script's usage: its header comment, up to `set -euo`.
+usage() {
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+}
+
+# Prints the usage and exits when the first argument asks for help.
+help_if_asked() {
+    case "${1:-}" in
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    esac
 }
 
 # Runs a command as root: directly, or through sudo.

@@ -29,7 +29,7 @@ set -euo pipefail
 
 case "${1:-}" in
 "" | -h | --help)
-    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+    usage
     [ -n "${1:-}" ] && exit 0
     exit 2
     ;;

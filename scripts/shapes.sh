@@ -25,12 +25,7 @@ set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-case "${1:-}" in
--h | --help)
-    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
-    exit 0
-    ;;
-esac
+help_if_asked "$@"
 [ $# -le 1 ] || die "expected at most one argument (ROWS), found $#; see --help"
 rows=${1:-1e7}
 [[ $rows =~ ^[0-9][0-9_]*([eE][0-9]+)?$ ]] || die "expected a row count like 1e7, found '$rows'"
