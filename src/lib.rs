@@ -46,7 +46,7 @@ mod table;
 pub mod timings;
 mod tuning;
 
-pub use engine::{Engine, Options};
+pub use engine::{Engine, Options, MAX_THREADS};
 pub use entry::Summary;
 pub use error::{DataError, Error, ErrorKind};
 pub use input::{aggregate, InputError, Inputs, Shard, Source};

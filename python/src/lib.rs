@@ -10,7 +10,7 @@ mod summary;
 
 use std::path::PathBuf;
 
-use brc::{Engine, Options};
+use brc::{Engine, Options, MAX_THREADS};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyInt;
@@ -33,11 +33,6 @@ fn engine(name: &str) -> PyResult<Engine> {
         ))
     })
 }
-
-/// The most worker threads a call may ask for: the command line's bound
-/// on `--threads`, so that a count the system cannot spawn (a million) is
-/// refused up front, not after thousands of threads were spawned.
-const MAX_THREADS: usize = 1024;
 
 /// The options of a run on `threads` threads (`None`: every core), checked
 /// before any thread is spawned.

@@ -40,6 +40,11 @@ impl Engine {
     }
 }
 
+/// The most worker threads a run may ask for: the command line's bound on
+/// `--threads` and the Python package's, so that a count the system cannot
+/// spawn (a million) is refused before any thread is spawned.
+pub const MAX_THREADS: usize = 1024;
+
 /// How an engine runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
@@ -56,7 +61,7 @@ use crate::tuning::DEFAULT_CHUNK_SIZE;
 impl Default for Options {
     fn default() -> Options {
         Options {
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS)),
             chunk_size: DEFAULT_CHUNK_SIZE,
         }
     }

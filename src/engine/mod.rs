@@ -24,7 +24,7 @@ pub(crate) mod naive;
 
 use std::sync::Arc;
 
-pub use self::config::{Engine, Options};
+pub use self::config::{Engine, Options, MAX_THREADS};
 use crate::entry::Entry;
 use crate::error::Fault;
 

@@ -45,7 +45,7 @@ pub struct Args {
     seed: u64,
 
     /// Worker threads [default: all available cores].
-    #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=brc::MAX_THREADS as i64))]
     threads: Option<u32>,
 
     /// Output file (`-` or none: stdout). Written to a new temporary file

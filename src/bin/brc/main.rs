@@ -71,7 +71,7 @@ struct Cli {
 
     /// Worker threads, for aggregating and for printing 65,536 stations or
     /// more [default: all available cores].
-    #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=brc::MAX_THREADS as i64))]
     threads: Option<u32>,
 
     /// Aggregation engine.
