@@ -1,6 +1,8 @@
 //! Bit-level helpers the tables and the scanner share: finding a byte in a
 //! word ([`matches()`]), unaligned word loads ([`load`]), cache prefetches
-//! ([`prefetch`]), and the size of a huge page ([`HUGE_PAGE`]).
+//! ([`prefetch`]), the size of a huge page ([`HUGE_PAGE`]), and the
+//! inverse of an odd multiplier ([`inverse`]), which solves the tables'
+//! hashes for names that share one (`table::flood`).
 
 /// The size of a transparent huge page on x86-64 and most arm64 kernels.
 pub(crate) const HUGE_PAGE: usize = 2 << 20;
@@ -50,9 +52,28 @@ pub(crate) fn prefetch<const L1: bool, T>(p: *const T) {
     let _ = p;
 }
 
+/// The inverse of the odd `k` modulo 2^64, by Newton's iteration: each
+/// step doubles the bits that are right, from the 3 that `k` itself gets
+/// right (`k * k = 1` modulo 8).
+pub(crate) fn inverse(k: u64) -> u64 {
+    debug_assert!(k % 2 == 1);
+    let mut x = k;
+    for _ in 0..5 {
+        x = x.wrapping_mul(2u64.wrapping_sub(k.wrapping_mul(x)));
+    }
+    x
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inverses_undo_their_multipliers() {
+        for k in [1u64, 3, 0x9e37_79b9_7f4a_7c15, u64::MAX] {
+            assert_eq!(k.wrapping_mul(inverse(k)), 1, "{k:#x}");
+        }
+    }
 
     #[test]
     fn the_lowest_match_is_exact() {

@@ -12,7 +12,8 @@
 //! - `error`: the typed errors, carrying byte offsets and line numbers.
 //! - `parse`: the strict line grammar and the value parser (integer tenths).
 //! - `entry`: raw names with their stats, the merge of sorted runs, the [`Summary`].
-//! - `bits`: finding a byte in a word, unaligned loads, prefetches, the huge-page size.
+//! - `bits`: finding a byte in a word, unaligned loads, prefetches, the huge-page size,
+//!   the inverse of an odd multiplier.
 //! - `tuning`: every tuning constant and every override a fuzzing build makes.
 //! - `table`: the hand-written per-thread hash table of the fast engines.
 //! - `scan`: the fast engines' parser, a word or a vector at a time.

@@ -15,18 +15,6 @@ use super::long;
 use super::short::{self, SHORT};
 use crate::parse::MAX_NAME_LEN;
 
-/// The inverse of the odd `k` modulo 2^64, by Newton's iteration: each
-/// step doubles the bits that are right, from the 3 that `k` itself gets
-/// right (`k * k = 1` modulo 8).
-pub(super) fn inverse(k: u64) -> u64 {
-    debug_assert!(k % 2 == 1);
-    let mut x = k;
-    for _ in 0..5 {
-        x = x.wrapping_mul(2u64.wrapping_sub(k.wrapping_mul(x)));
-    }
-    x
-}
-
 /// A small reproducible source of random bits (xorshift64*).
 struct Bits(u64);
 
@@ -167,13 +155,6 @@ pub fn rows(names: &[String], rounds: usize, seed: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn inverses_undo_their_multipliers() {
-        for k in [1u64, 3, 0x9e37_79b9_7f4a_7c15, u64::MAX] {
-            assert_eq!(k.wrapping_mul(inverse(k)), 1, "{k:#x}");
-        }
-    }
 
     #[test]
     fn names_of_every_length_collide_and_are_valid() {

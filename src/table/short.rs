@@ -279,7 +279,7 @@ pub(super) fn hash(a: u64, b: u64) -> u64 {
 /// `hash`: the multiply has an inverse, and the XOR undoes itself. How
 /// [`super::flood`] builds names that share a hash.
 pub(super) fn solve(b: u64, hash: u64) -> u64 {
-    hash.wrapping_mul(super::flood::inverse(MUL)) ^ b.rotate_left(ROTATE)
+    hash.wrapping_mul(crate::bits::inverse(MUL)) ^ b.rotate_left(ROTATE)
 }
 
 /// Home slot of a key: the top `64 - shift` bits of its hash.

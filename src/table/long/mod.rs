@@ -157,7 +157,7 @@ pub(super) fn solve(name: &[u8], hash: u64) -> u64 {
     key.0[0] = 0;
     let fold = key.fold();
     let rest = mix([0, fold[1], fold[2], fold[3]]);
-    (hash ^ rest).wrapping_mul(super::flood::inverse(K[0])) ^ fold[0]
+    (hash ^ rest).wrapping_mul(crate::bits::inverse(K[0])) ^ fold[0]
 }
 
 /// One station: its key and its stats. All zeros is an empty slot (a
