@@ -8,6 +8,7 @@ use std::{fmt, io};
 
 /// What is wrong with a line: what was expected, and what was found.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// A line with no bytes at all (two `\n` in a row, or a leading `\n`).
     #[error("expected `<name>;<value>`, found an empty line")]
@@ -96,6 +97,7 @@ impl Fault {
 /// Why an input could not be aggregated: it was malformed, or reading it
 /// failed (including a corrupt compressed stream).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A malformed line.
     #[error(transparent)]

@@ -15,6 +15,7 @@ use crate::stats::Stats;
 
 /// How a summary is printed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Format {
     /// `{A=min/mean/max, B=min/mean/max}` on one line: the official output.
     #[default]
@@ -49,6 +50,17 @@ impl Format {
         ("csv", Format::Csv),
         ("partial", Format::Partial),
     ];
+
+    /// What the format prints, in a line (the command line's help).
+    pub fn summary(self) -> &'static str {
+        match self {
+            Format::Official => "{A=min/mean/max, ...} on one line",
+            Format::Lines => "one `name=min/mean/max` per line inside { }",
+            Format::Json => "array of {station, min, mean, max, count}",
+            Format::Csv => "header station,min,mean,max,count; RFC 4180 quoting",
+            Format::Partial => "exact state for `brc merge` (docs/PARTIAL-FORMAT.md)",
+        }
+    }
 }
 
 /// Every magnitude below 1000 tenths (every value and every mean) as

@@ -111,6 +111,7 @@ impl Partial {
 
 /// Why a partial-format input was refused.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PartialError {
     /// A malformed line.
     #[error("line {line}: {kind}")]
@@ -131,6 +132,7 @@ pub enum PartialError {
 /// A merged station whose count or sum does not fit the format's integers
 /// (`u64` and `i64`): an error, never a wrapped-around answer.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum OverflowError {
     /// The total count is beyond `u64`.
     #[error(

@@ -62,12 +62,20 @@ impl From<Failure> for PyErr {
                 path,
                 error: brc::Error::Io(e),
             } => io_error(&path, &e),
+            Failure::At { path, error } => other_error(&path, &error),
             Failure::Overflow(e) => PyOverflowError::new_err(e.to_string()),
             Failure::Panic(message) => {
                 PyRuntimeError::new_err(format!("brc: internal error: {message}"))
             }
         }
     }
+}
+
+/// A `RuntimeError` for a failure of a kind the library added after this
+/// module (its error enums are `#[non_exhaustive]`), with the command
+/// line's message.
+pub fn other_error(path: &str, e: &dyn Display) -> PyErr {
+    PyRuntimeError::new_err(format!("{path}: {e}"))
 }
 
 /// A `brc.DataError` for `e` in the input at `path`.

@@ -36,6 +36,7 @@ impl Partial {
             }
             Err(PartialError::Overflow(e)) => Err(Failure::Overflow(e).into()),
             Err(PartialError::Io(e)) => Err(Failure::at("<partial>".as_ref(), e.into()).into()),
+            Err(e) => Err(crate::errors::other_error("<partial>", &e)),
         }
     }
 

@@ -3,6 +3,7 @@
 
 /// An aggregation engine, selectable by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Engine {
     /// The reference: simple, single-threaded, obviously correct.
     Naive,

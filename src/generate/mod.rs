@@ -31,6 +31,7 @@ const MAX_TENTHS: i32 = 999;
 
 /// Which stations rows are drawn from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Keys {
     /// The official 413 stations, values with standard deviation 10.
     Official,

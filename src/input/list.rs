@@ -21,6 +21,7 @@ use crate::error::Error;
 
 /// Where an input comes from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Source {
     /// Standard input, named `<stdin>` in messages.
     Stdin,

@@ -27,6 +27,7 @@ pub const MAX_LINE_LEN: usize = 1024;
 
 /// What is wrong with a line of a partial.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LineError {
     /// The input's first line, or the line after a partial's rows, is not
     /// a `brc-partial` first line.

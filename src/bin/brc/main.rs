@@ -152,14 +152,7 @@ impl ValueEnum for FormatArg {
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
         let (name, _) = Format::ALL.iter().find(|(_, f)| *f == self.0)?;
-        let help = match self.0 {
-            Format::Official => "{A=min/mean/max, ...} on one line",
-            Format::Lines => "one `name=min/mean/max` per line inside { }",
-            Format::Json => "array of {station, min, mean, max, count}",
-            Format::Csv => "header station,min,mean,max,count; RFC 4180 quoting",
-            Format::Partial => "exact state for `brc merge` (docs/PARTIAL-FORMAT.md)",
-        };
-        Some(PossibleValue::new(*name).help(help))
+        Some(PossibleValue::new(*name).help(self.0.summary()))
     }
 }
 
