@@ -264,7 +264,7 @@ fn flood(c: &mut Criterion) {
             let input = flood::rows(&names, ROUNDS, 2);
             g.throughput(Throughput::Bytes(input.len() as u64));
             g.bench_with_input(BenchmarkId::new(kind, len), &input, |b, input| {
-                b.iter(|| aggregate(Engine::Fast, input, &options).expect("valid input"))
+                b.iter(|| aggregate(input, Engine::Fast, &options).expect("valid input"))
             });
         }
     }

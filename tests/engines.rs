@@ -201,9 +201,9 @@ fn fields(summary: &Summary) -> Vec<(String, (i16, i16, i64, u64))> {
 
 /// Asserts that every engine returns exactly what `naive` returns.
 fn assert_engines_agree(input: &[u8], options: &Options) -> Result<Summary, DataError> {
-    let expected = aggregate(Engine::Naive, input, options);
+    let expected = aggregate(input, Engine::Naive, options);
     for engine in Engine::ALL {
-        let got = aggregate(engine, input, options);
+        let got = aggregate(input, engine, options);
         assert_eq!(got, expected, "engine {} with {options:?}", engine.name());
     }
     expected
@@ -404,7 +404,7 @@ proptest! {
     #[test]
     fn naive_matches_a_model_of_the_rows(file in valid(40, 300)) {
         let input = join(&file.lines(), file.trailing_newline);
-        let summary = aggregate(Engine::Naive, &input, &Options::default()).unwrap();
+        let summary = aggregate(&input, Engine::Naive, &Options::default()).unwrap();
         prop_assert_eq!(fields(&summary), model(&file.rows));
     }
 

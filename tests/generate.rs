@@ -24,7 +24,7 @@ fn generate(keys: Keys, seed: u64, rows: u64, threads: usize) -> Vec<u8> {
 
 /// Aggregates with the reference engine, which checks every line.
 fn naive(bytes: &[u8]) -> HashMap<String, Stats> {
-    let summary = brc::aggregate(Engine::Naive, bytes, &brc::Options::default())
+    let summary = brc::aggregate(bytes, Engine::Naive, &brc::Options::default())
         .expect("every generated line is valid");
     summary
         .stations

@@ -50,14 +50,14 @@ proptest! {
         }
         let written: Vec<Vec<u8>> = (groups.iter().zip(&engines))
             .map(|(group, &engine)| {
-                let summary = aggregate(engine, &text(group.iter().copied(), final_newline), &options);
+                let summary = aggregate(&text(group.iter().copied(), final_newline), engine, &options);
                 Partial::from(summary.unwrap()).to_bytes()
             })
             .collect();
         let read: Vec<Partial> = written.iter().map(|w| Partial::parse(w).unwrap()).collect();
 
         let all = text(&rows, final_newline);
-        let naive = aggregate(Engine::Naive, &all, &options).unwrap();
+        let naive = aggregate(&all, Engine::Naive, &options).unwrap();
         let whole = Partial::from(naive.clone());
         prop_assert_eq!(&merge_tree(read.clone(), &picks), &whole);
         let shuffled = order.iter().filter_map(|&i| read.get(i).cloned());

@@ -15,9 +15,9 @@ fuzz_target!(|data: &[u8]| {
         threads: 1 + usize::from(knobs & 3),
         chunk_size: 1 + usize::from(knobs >> 2) * 37,
     };
-    let want = aggregate(Engine::Naive, input, &options);
+    let want = aggregate(input, Engine::Naive, &options);
     for engine in Engine::ALL {
-        let got = aggregate(engine, input, &options);
+        let got = aggregate(input, engine, &options);
         assert_eq!(got, want, "engine {engine:?}, {options:?}");
     }
 });

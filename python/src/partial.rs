@@ -120,7 +120,7 @@ pub fn partial_bytes(
                 input.aggregate(Engine::Fast, &options)
             } else {
                 let skip = memchr::memchr(b'\n', data).map_or(data.len(), |nl| nl + 1);
-                brc::aggregate(Engine::Fast, &data[skip..], &options).map_err(|mut e| {
+                brc::aggregate(&data[skip..], Engine::Fast, &options).map_err(|mut e| {
                     // Where the line is in `data`.
                     e.offset += skip as u64;
                     e.line += u64::from(skip > 0);

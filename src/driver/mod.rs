@@ -588,7 +588,7 @@ mod tests {
             chunk_size: 1 << 20,
         };
         for engine in Engine::ALL {
-            let got = aggregate(engine, &input, &options).unwrap_err();
+            let got = aggregate(&input, engine, &options).unwrap_err();
             assert_eq!(got, whole.clone().after_newlines(1), "{engine:?}");
         }
     }
@@ -648,7 +648,7 @@ mod tests {
                 threads,
                 chunk_size,
             };
-            let want = aggregate(Engine::Naive, &joined, &options).unwrap();
+            let want = aggregate(&joined, Engine::Naive, &options).unwrap();
             let fast = run_all::<crate::engine::fast::Fast>(&inputs, &options);
             assert_eq!(fast.unwrap(), want, "{options:?}");
             let chunked = run_all::<crate::engine::chunked::Chunked>(&inputs, &options);

@@ -487,7 +487,7 @@ mod tests {
         ) {
             let input = lines(&rows, last_newline);
             let options = Options { threads, chunk_size: block };
-            let expected = aggregate(Engine::Chunked, &input, &options).unwrap();
+            let expected = aggregate(&input, Engine::Chunked, &options).unwrap();
             let got = stream(&input, sizes, false, &options).unwrap();
             prop_assert_eq!(got, expected);
         }
@@ -508,7 +508,7 @@ mod tests {
             let start = starts[at.index(starts.len())];
             input.splice(start..start, [&bad_lines()[bad][..], b"\n"].concat());
             let options = Options { threads, chunk_size: block };
-            let expected = aggregate(Engine::Chunked, &input, &options).unwrap_err();
+            let expected = aggregate(&input, Engine::Chunked, &options).unwrap_err();
             // The fast engines check names' UTF-8 themselves, so the
             // stream skips its own check for them: both ways must agree.
             for got in [
@@ -540,7 +540,7 @@ mod tests {
             threads: 2,
             chunk_size: 16,
         };
-        let expected = aggregate(Engine::Chunked, input.as_bytes(), &options).unwrap_err();
+        let expected = aggregate(input.as_bytes(), Engine::Chunked, &options).unwrap_err();
         assert_eq!(expected.line, 2);
         assert_eq!(
             stream_error(input.as_bytes(), vec![7], false, &options),
@@ -595,7 +595,7 @@ mod tests {
                 let input = format!("{head}{line}{tail}");
                 let got = stream_error(input.as_bytes(), sizes, false, &options);
                 assert_eq!(got, expected, "{tail:?}");
-                let file = aggregate(Engine::Chunked, input.as_bytes(), &options);
+                let file = aggregate(input.as_bytes(), Engine::Chunked, &options);
                 assert_eq!(file.unwrap_err(), expected);
             }
         }

@@ -286,7 +286,7 @@ mod tests {
             threads: 1,
             chunk_size: input.len(),
         };
-        let want = aggregate(Engine::Naive, input, &options).expect("valid input");
+        let want = aggregate(input, Engine::Naive, &options).expect("valid input");
         assert!(got == want, "{} stations", want.stations.len());
         steps
     }
@@ -352,7 +352,7 @@ mod tests {
             threads: 1,
             chunk_size: input.len(),
         };
-        let want = aggregate(Engine::Naive, &input, &options).unwrap();
+        let want = aggregate(&input, Engine::Naive, &options).unwrap();
         assert_eq!(got.stations.len(), 2000);
         assert!(got == want);
     }

@@ -333,8 +333,20 @@ fn entries(summary: Summary) -> Vec<Entry> {
 }
 
 /// Aggregates `input` with `engine`: the lines of a whole input held in
-/// memory.
-pub fn aggregate(engine: Engine, input: &[u8], options: &Options) -> Result<Summary, DataError> {
+/// memory. Like every `aggregate*` function, it takes what to read first,
+/// then the engine and its options.
+///
+/// ```
+/// use brc::output::{render, Format};
+/// use brc::{aggregate, Engine, Options};
+///
+/// let input = b"Oslo;-3.5\nLima;20.1\nOslo;2.5\n";
+/// let summary = aggregate(input, Engine::Fast, &Options::default())?;
+/// let official = render(&summary, Format::Official);
+/// assert_eq!(official, b"{Lima=20.1/20.1/20.1, Oslo=-3.5/-0.5/2.5}\n");
+/// # Ok::<(), brc::DataError>(())
+/// ```
+pub fn aggregate(input: &[u8], engine: Engine, options: &Options) -> Result<Summary, DataError> {
     aggregate_slice(input, true, engine, options)
 }
 
