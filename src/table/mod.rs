@@ -16,7 +16,7 @@
 //! - both use open addressing with linear probing over a power-of-two
 //!   array, no tombstones (nothing is ever removed);
 //! - at the end each table sorts its own names, the short ones by a radix
-//!   sort over their slots (the private `radix` module);
+//!   sort over their slots (`short`'s private `radix` module);
 //! - the hashes are fixed, so names can be built to share one: every
 //!   probe step of a walk past a home slot is paid from a [`Budget`] that the input's
 //!   bytes earn, and a table that has spent it moves its names to a map
@@ -29,7 +29,6 @@ pub mod flood;
 mod keyed;
 mod long;
 mod partition;
-mod radix;
 mod short;
 
 use crate::bits::prefetch;

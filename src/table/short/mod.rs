@@ -14,6 +14,8 @@ use memmap2::MmapMut;
 #[cfg(target_os = "linux")]
 use memmap2::RemapOptions;
 
+mod radix;
+
 use super::keyed::Keyed;
 use super::{Budget, NO_OFFSET};
 use crate::bits::{matches, prefetch, HI, HUGE_PAGE};
@@ -566,7 +568,7 @@ impl Short {
     /// themselves are sorted, by a key that replaces their lookup key:
     /// the name zero-padded to 15 bytes, big-endian, then its length, so
     /// that a name sorts before any longer name it starts and apart from
-    /// one that adds NULs, by [`super::radix`], which uses the free slots
+    /// one that adds NULs, by [`radix`], which uses the free slots
     /// as its scratch space. Sorting indices instead, and then reading the
     /// slots in name order (random order), took a buffer as large as half
     /// the slots and a cache miss per name (docs/PERFORMANCE.md, *The
@@ -597,7 +599,7 @@ impl Short {
         }
         // At most half full (`super::over_full`), so the free slots can hold them all.
         let (sorted, spare) = self.slots.split_at_mut(n);
-        super::radix::sort(sorted, spare);
+        radix::sort(sorted, spare);
         (sorted.iter())
             .map(|s| {
                 let mut bytes = [0; 16];

@@ -10,7 +10,7 @@
 //! run single-threaded in its place (each thread sorts its own table),
 //! were slower (docs/steps.md, *Tried and dropped*).
 
-use super::short::Slot;
+use super::Slot;
 use crate::tuning::RADIX_SMALL;
 
 /// Sorts `slots` by their key `(a, b)`, using `spare` (at least as long)
