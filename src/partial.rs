@@ -27,9 +27,10 @@ use std::io::{self, Read, Write};
 
 use compact_str::CompactString;
 
+use crate::entry::Summary;
 use crate::error::Shown;
 use crate::output::{self, Format};
-use crate::{Stats, Summary};
+use crate::stats::Stats;
 
 pub use read::{LineError, MAX_LINE_LEN};
 

@@ -17,7 +17,7 @@ use compact_str::CompactString;
 use super::{PartialError, COLUMNS, FORMAT, VERSION};
 use crate::error::{quoted, Shown};
 use crate::parse::MAX_NAME_LEN;
-use crate::Stats;
+use crate::stats::Stats;
 
 /// The longest line the reader takes, without its line break. A valid line
 /// is under 300 bytes (a name of 100 `"`, doubled and quoted, and four
