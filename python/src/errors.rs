@@ -78,6 +78,20 @@ pub fn other_error(path: &str, e: &dyn Display) -> PyErr {
     PyRuntimeError::new_err(format!("{path}: {e}"))
 }
 
+/// The exception for a partial in the `brc-partial` format that could not
+/// be read: a `brc.DataError` naming its line, an `OverflowError` for
+/// totals beyond 64 bits, an `OSError` for I/O.
+pub fn partial_error(e: brc::partial::PartialError) -> PyErr {
+    use brc::partial::PartialError;
+    const PARTIAL: &str = "<partial>";
+    match e {
+        PartialError::Line { line, kind } => line_error(PARTIAL, line, None, &kind),
+        PartialError::Overflow(e) => Failure::Overflow(e).into(),
+        PartialError::Io(e) => Failure::at(PARTIAL.as_ref(), e.into()).into(),
+        e => other_error(PARTIAL, &e),
+    }
+}
+
 /// A `brc.DataError` for `e` in the input at `path`.
 fn data_error(path: &str, e: &brc::DataError) -> PyErr {
     line_error(path, e.line, Some(e.offset), &e.kind)
@@ -86,7 +100,7 @@ fn data_error(path: &str, e: &brc::DataError) -> PyErr {
 /// A `brc.DataError` for line `line` of the input at `path` (starting at
 /// byte `offset`, when known), malformed as `reason` says. Its message is
 /// the command line's, `<path>: line <N>: <reason>`.
-pub fn line_error(path: &str, line: u64, offset: Option<u64>, reason: &dyn Display) -> PyErr {
+fn line_error(path: &str, line: u64, offset: Option<u64>, reason: &dyn Display) -> PyErr {
     let reason = reason.to_string();
     let err = DataError::new_err(format!("{path}: line {line}: {reason}"));
     Python::attach(|py| {

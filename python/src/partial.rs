@@ -7,7 +7,6 @@ use std::io::Cursor;
 use std::path::PathBuf;
 
 use brc::input::Input;
-use brc::partial::PartialError;
 use brc::Engine;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
@@ -29,15 +28,8 @@ impl Partial {
     #[staticmethod]
     pub fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Partial> {
         let parsed = py.detach(|| guarded(|| Ok(brc::Partial::parse(data))))?;
-        match parsed {
-            Ok(inner) => Ok(Partial { inner }),
-            Err(PartialError::Line { line, kind }) => {
-                Err(crate::errors::line_error("<partial>", line, None, &kind))
-            }
-            Err(PartialError::Overflow(e)) => Err(Failure::Overflow(e).into()),
-            Err(PartialError::Io(e)) => Err(Failure::at("<partial>".as_ref(), e.into()).into()),
-            Err(e) => Err(crate::errors::other_error("<partial>", &e)),
-        }
+        let inner = parsed.map_err(crate::errors::partial_error)?;
+        Ok(Partial { inner })
     }
 
     /// The partial in the `brc-partial` format.

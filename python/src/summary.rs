@@ -8,6 +8,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyTuple};
 
+use crate::errors::guarded;
+
 /// The result of an aggregation: every station's min, mean and max, sorted
 /// by the bytes of its name. Shared, never copied, by its Arrow exports.
 #[pyclass(module = "brc", name = "Summary", frozen)]
@@ -86,7 +88,9 @@ impl Summary {
     /// The summary of a partial in the `brc-partial` format.
     #[staticmethod]
     fn from_partial_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Summary> {
-        Ok(crate::partial::Partial::from_bytes(py, data)?.finish(py))
+        let parsed = py.detach(|| guarded(|| Ok(brc::Partial::parse(data))))?;
+        let partial = parsed.map_err(crate::errors::partial_error)?;
+        Ok(Summary::new(py.detach(|| partial.finish())))
     }
 
     /// The stations as a `pyarrow.Table` (see `__arrow_c_stream__`).
