@@ -1,0 +1,359 @@
+//! The [`Adder`]: how the scanners add rows to a [`Table`], holding the
+//! short table's slot array and shape ([`Shape`]) in registers.
+
+use super::{short, Table, SHORT};
+use crate::bits::prefetch;
+use crate::tuning::{BIG_TABLE, ROW_STEPS};
+
+/// Adds the rows of a stretch of input to a [`Table`] (see
+/// [`Table::adder`]), holding the short table's slot array and
+/// shape ([`Shape`]) in registers: the table's own fields would be reloaded
+/// after every store to a slot, which the compiler cannot prove does not
+/// alias them.
+pub struct Adder<'t> {
+    pub(super) table: &'t mut Table,
+    shape: Shape,
+}
+
+/// The short table's slot array and its shape, as an [`Adder`] holds them,
+/// refreshed whenever an insert may have moved the array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    /// `table.short.slots`' buffer.
+    slots: *mut short::Slot,
+    /// The table's shape in bytes, so that probing needs no scaling: a
+    /// hash shifted right by `shift` is the home slot's byte offset with 5
+    /// more bits (slots are 32 bytes), and `mask` keeps a byte offset in
+    /// the array and at a slot's start.
+    shift: u32,
+    mask: usize,
+}
+
+impl Shape {
+    /// The shape of `short`'s slot array as it is.
+    pub(super) fn of(short: &mut short::Short) -> Shape {
+        const SLOT: usize = std::mem::size_of::<short::Slot>();
+        const { assert!(SLOT == 32) };
+        let bytes = short.slots.len() * SLOT;
+        // What `home` relies on.
+        debug_assert_eq!(usize::MAX >> (short.shift - 5), bytes - 1);
+        Shape {
+            slots: short.slots.as_mut_ptr(),
+            shift: short.shift - 5,
+            mask: (bytes - 1) & !(SLOT - 1),
+        }
+    }
+
+    /// Whether the slot array has outgrown the L2 cache (see
+    /// [`Adder::is_big`]).
+    pub(super) fn is_big(&self) -> bool {
+        self.mask >= BIG_TABLE
+    }
+
+    /// The byte offset of the home slot of a key whose hash is `hash`: the
+    /// shift leaves a number below the array's size in bytes (`shift` is
+    /// 64 less its log2), so only the low bits within a slot are cleared,
+    /// by a constant rather than by `mask`, which would take a register.
+    #[inline(always)]
+    fn home(&self, hash: u64) -> usize {
+        (hash >> self.shift) as usize & !(std::mem::size_of::<short::Slot>() - 1)
+    }
+
+    /// Adds the row to the key's slot if that is the home slot at byte
+    /// offset `at` or the one after it; `false` if neither holds the key.
+    ///
+    /// The slot after home, where most displaced names of random sets
+    /// sit, is looked at here, free of the probe budget: a call out of line
+    /// for it cost more than the compare (docs/PERFORMANCE.md, *The
+    /// tables*). A key is never past an empty slot, so reading it after an
+    /// empty home slot finds nothing it should not.
+    ///
+    /// # Safety
+    /// `self` is the shape of the short table's slot array as it is, which
+    /// nothing else borrows, and `at` a [`Shape::home`].
+    #[inline(always)]
+    unsafe fn tally_near(&self, at: usize, a: u64, b: u64, total: i64) -> bool {
+        // SAFETY: `slots` holds `mask + 1` bytes of slots (forwarded from
+        // the caller); `& mask` keeps `at` a multiple of the slot size below
+        // the array's size in bytes.
+        let s = unsafe { &mut *self.slots.byte_add(at) };
+        if s.a == a && s.b == b {
+            s.add(total);
+            return true;
+        }
+        let next = (at + std::mem::size_of::<short::Slot>()) & self.mask;
+        // SAFETY: as above, for `next`.
+        let s = unsafe { &mut *self.slots.byte_add(next) };
+        if s.a == a && s.b == b {
+            s.add(total);
+            return true;
+        }
+        false
+    }
+}
+
+impl Adder<'_> {
+    /// An adder of rows to `table`, holding its shape.
+    pub(super) fn new(table: &mut Table) -> Adder<'_> {
+        let mut adder = Adder {
+            table,
+            shape: Shape {
+                slots: std::ptr::null_mut(),
+                shift: 0,
+                mask: 0,
+            },
+        };
+        adder.load();
+        adder
+    }
+
+    /// Takes the short table's slot array and shape into the adder: when it
+    /// is made, and after every insert and flood (the only things that
+    /// move the array or change its size).
+    fn load(&mut self) {
+        self.shape = Shape::of(&mut self.table.short);
+    }
+
+    /// Adds a row of a name of at most [`SHORT`] bytes given as its key
+    /// ([`short::key`]: the name, its `;`, zero padding). Returns `false`,
+    /// adding nothing, for a name that is empty, holds a `\n` or is not
+    /// UTF-8.
+    #[inline(always)]
+    pub fn add_short(&mut self, a: u64, b: u64, value: i64) -> bool {
+        self.add_short_hashed(short::hash(a, b), a, b, value)
+    }
+
+    /// The hash of the short key `a`, `b` (see [`Adder::add_short`]), for
+    /// [`Adder::prefetch`] and [`Adder::add_short_hashed`].
+    #[inline(always)]
+    pub fn hash(&self, a: u64, b: u64) -> u64 {
+        short::hash(a, b)
+    }
+
+    /// Whether the short table has outgrown the L2 cache, so that rows are
+    /// worth parsing a batch ahead of their updates, their slots prefetched
+    /// ([`Adder::prefetch`]).
+    pub fn is_big(&self) -> bool {
+        self.shape.is_big()
+    }
+
+    /// Starts loading the home slot of the key whose [`Adder::hash`] is
+    /// `hash` into the L2 cache, without waiting for it: for a row added a
+    /// batch of rows later. The L1 cache can wait on few misses at once,
+    /// and a batch asks for many more, so they are fetched into L2
+    /// (docs/PERFORMANCE.md, *The tables*).
+    #[inline(always)]
+    pub fn prefetch(&self, hash: u64) {
+        let at = self.shape.home(hash);
+        prefetch::<false, _>(self.shape.slots.wrapping_byte_add(at));
+    }
+
+    /// [`Adder::add_short`] for a key whose [`Adder::hash`] is `hash`,
+    /// taken earlier: the table may have grown since, so only the hash,
+    /// not a slot, can be kept.
+    #[inline(always)]
+    pub fn add_short_hashed(&mut self, hash: u64, a: u64, b: u64, value: i64) -> bool {
+        let at = self.shape.home(hash);
+        let total = short::total(value);
+        // `load` takes the shape when the adder is made and again after
+        // every insert and flood (the only things that move the array or
+        // change its size). The adder holds the table's only borrow.
+        // SAFETY: as above: the shape is the array's, nothing else's.
+        let found = unsafe { self.shape.tally_near(at, a, b, total) };
+        found || self.add_past_home(at, a, b, total)
+    }
+
+    /// Whether the short or the long table has flooded: its rows go to a
+    /// keyed map, through a call each.
+    pub(crate) fn is_flooded(&self) -> bool {
+        self.table.is_flooded()
+    }
+
+    /// Whether at most one of the table's names in `share` is longer than
+    /// [`SHORT`] bytes (so of an empty table). The names of the runs set
+    /// aside count too: a short table started afresh holds few names until
+    /// they come again, and the input has not changed.
+    pub(crate) fn long_names_under(&self, share: usize) -> bool {
+        let aside: usize = self.table.runs.iter().map(Vec::len).sum();
+        self.table.long.len() * share <= self.table.len().max(aside)
+    }
+
+    /// The short table's shape, for [`Adder::tally_short_near`].
+    pub(crate) fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// [`Adder::add_short`] for a feed that keeps the table's [`Shape`] in
+    /// registers of its own, where the adder's would be reloaded on every
+    /// row (a store to a slot might alias it, for all the compiler knows),
+    /// and that makes its own call for the rest: adds the row if the key is
+    /// in its home slot or the next, else returns `false`, adding nothing,
+    /// and the feed adds the row by [`Adder::add_short_past`], then takes
+    /// the shape anew. Long names' rows leave the short table where it is.
+    /// The row comes as its [`short::total`], which such a feed can make for
+    /// several rows at once.
+    ///
+    /// # Safety
+    /// `*shape == self.shape()`: taken since the adder last added a short
+    /// name's row any other way.
+    #[inline(always)]
+    pub(crate) unsafe fn tally_short_near(
+        &self,
+        shape: &Shape,
+        a: u64,
+        b: u64,
+        total: i64,
+    ) -> bool {
+        debug_assert_eq!(*shape, self.shape);
+        let at = shape.home(short::hash(a, b));
+        // SAFETY: `shape` is the adder's (forwarded from the caller); see
+        // `add_short_hashed`.
+        unsafe { shape.tally_near(at, a, b, total) }
+    }
+
+    /// Adds a row that [`Adder::tally_short_near`] did not, given as its
+    /// [`short::total`]: a key past its home slot and the next, or new, or in a
+    /// flooded table's keyed table.
+    pub(crate) fn add_short_past(&mut self, a: u64, b: u64, total: i64) -> bool {
+        let at = self.shape.home(short::hash(a, b));
+        self.add_past_home(at, a, b, total)
+    }
+
+    /// [`Adder::add_short_hashed`] for a key in neither its home slot, at
+    /// byte offset `at`, nor the next: it is further on, or new, or in the keyed table of a
+    /// flooded table. Out of line: inlined, the walk and its probe budget
+    /// took registers that the scanner's loop then reloaded on every row
+    /// (docs/PERFORMANCE.md, *The tables*).
+    #[inline(never)]
+    fn add_past_home(&mut self, at: usize, a: u64, b: u64, total: i64) -> bool {
+        match self.table.short.is_flooded() {
+            true => self.table.short.add_keyed(a, b, total as i16),
+            false => self.walk(at, a, b, total),
+        }
+    }
+
+    /// [`Adder::add_past_home`] for a table that has not flooded: walks
+    /// from the home slot at byte offset `at`. Out of line: where the
+    /// compiler merged it into its caller, every row of a flooded table
+    /// paid for the walk's saved registers on its way to the keyed map.
+    #[inline(never)]
+    fn walk(&mut self, mut at: usize, a: u64, b: u64, total: i64) -> bool {
+        let value16 = total as i16;
+        loop {
+            // SAFETY: as in `Shape::tally_near`, the shape being the
+            // adder's (see `add_short_hashed`).
+            let s = unsafe { &mut *self.shape.slots.byte_add(at) };
+            if s.a == a && s.b == b {
+                s.add(total);
+                // Held past the slot after its home, the name sends each of
+                // its rows out of the scanner's loop: beside its steps, the
+                // row pays for that, and the table floods on its next walk
+                // if nothing is left.
+                self.table.short.budget.spend(ROW_STEPS);
+                return true;
+            }
+            if s.a | s.b == 0 {
+                break;
+            }
+            // Past the home slot: a step from the budget, or the keyed
+            // table once there is none (see `Short::flood`).
+            let short = &mut self.table.short;
+            if short.budget.left == 0 {
+                short.flood();
+                self.load();
+                return self.table.short.add_keyed(a, b, value16);
+            }
+            short.budget.left -= 1;
+            at = (at + std::mem::size_of::<short::Slot>()) & self.shape.mask;
+        }
+        let i = at / std::mem::size_of::<short::Slot>();
+        let added = self.table.short.insert(i, a, b, total);
+        self.load();
+        added
+    }
+
+    /// Adds a row of a name longer than [`SHORT`] bytes (at most 100, no
+    /// `;`). Returns `false`, adding nothing, for a name that holds a `\n`
+    /// or is not UTF-8.
+    ///
+    /// # Panics
+    /// If the name is longer than 100 bytes.
+    pub fn add_long(&mut self, name: &[u8], value: i16) -> bool {
+        self.table.long.add(name, value)
+    }
+
+    /// Adds the row of the long name of `len` bytes at `p` a row late, read
+    /// as AVX2 vectors straight from the input: it hashes the name and
+    /// starts fetching its slot, then adds the row it deferred before (whose
+    /// slot has had the time to come). Returns `false`, taking nothing, if
+    /// the table refused that row before; [`Adder::settle_long_avx2`] says
+    /// where it is.
+    ///
+    /// # Safety
+    /// `p` must be valid for reads of 128 bytes until the next call of
+    /// [`Adder::settle_long_avx2`], which must come before the adder is
+    /// dropped; its first `;` at `p + len` with `SHORT < len <= 100`, and
+    /// the CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub unsafe fn add_long_deferred_avx2(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.table.long.add_deferred_avx2(p, len, value) }
+    }
+
+    /// [`Adder::add_long_deferred_avx2`] for a name of `SHORT < len < 32`
+    /// bytes, whose `;` is in its first 32 bytes: the name is cut, hashed
+    /// and compared as one vector rather than four.
+    ///
+    /// # Safety
+    /// As for [`Adder::add_long_deferred_avx2`], and `len < 32`.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub unsafe fn add_long_head_avx2(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.table.long.add_head_avx2(p, len, value) }
+    }
+
+    /// Counts the row of the name of `SHORT < len < 32` bytes at `p` at
+    /// once if the long table holds the name in its home slot; `false`,
+    /// adding nothing, if not: the caller then adds it by
+    /// [`Adder::add_long_head_avx2`].
+    ///
+    /// # Safety
+    /// `p` valid for reads of 32 bytes, its first `;` at `p + len`, and
+    /// the CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub(crate) unsafe fn tally_long_head(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.table.long.tally_head_home(p, len, value) }
+    }
+
+    /// Adds the long rows deferred last, if any (one per queue); returns
+    /// where the first line whose name the table refused since the last
+    /// call starts, if any.
+    ///
+    /// # Safety
+    /// The deferred row's bytes must still be valid (see
+    /// [`Adder::add_long_deferred_avx2`]), and the CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    pub unsafe fn settle_long_avx2(&mut self) -> Option<*const u8> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.table.long.settle_avx2() }
+    }
+
+    /// Adds a row of a name of any length (up to 100 bytes, no `;`).
+    /// Returns `false`, adding nothing, for a name that is empty, holds a
+    /// `\n` or is not UTF-8.
+    ///
+    /// # Panics
+    /// If the name is longer than 100 bytes.
+    pub fn add(&mut self, name: &[u8], value: i16) -> bool {
+        if name.len() <= SHORT {
+            let (a, b) = short::key(name);
+            self.add_short(a, b, i64::from(value))
+        } else {
+            self.add_long(name, value)
+        }
+    }
+}
