@@ -28,6 +28,19 @@
 //! - [`partial`]: the exact, mergeable state of an aggregation, its text format, merging.
 //! - [`generate`]: the reproducible, parallel generator of measurement files.
 //! - [`alloc`]: the binary's global allocator, which puts big blocks on huge pages.
+//!
+//! One row's path, for the default engine: [`Inputs::aggregate`] opens
+//! each input (mapped, or a stream) and hands them to `driver::run`,
+//! whose dispatcher cuts them into chunks at line starts for the worker
+//! threads; each worker feeds its chunks to its engine's accumulator
+//! (`engine::Accumulator::feed`, `engine::fast` for the default), which
+//! runs the scanner over them (`scan::scan_lanes`: four lines side by
+//! side, the `;` found and the value parsed into integer tenths), and the
+//! scanner adds each row to the thread's hash table through a
+//! `table::Adder`. At the end the threads' tables fold into one, whose
+//! names are sorted (the short ones by a radix sort) and merged into a
+//! [`Summary`] (`entry`), and [`output`] prints it, each mean rounded by
+//! the rule in `stats`.
 
 pub mod alloc;
 mod bits;
