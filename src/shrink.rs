@@ -25,36 +25,37 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// How many mappings one [`Block`] guards; more guards chain more blocks.
-const SLOTS: usize = 64;
+const WATCHES: usize = 64;
 
-/// One guarded address range. `end == 0` means the slot guards nothing.
-struct Slot {
+/// One guarded address range, or none: `end == 0` means the watch is
+/// free.
+struct Watch {
     taken: AtomicBool,
     start: AtomicUsize,
     end: AtomicUsize,
     hit: AtomicBool,
 }
 
-/// A block of slots and the next block: a list that only grows, so the
+/// A block of watches and the next block: a list that only grows, so the
 /// handler can walk it with atomic loads alone while guards come and go.
 /// Blocks are never freed; the list is as long as the most mappings
-/// guarded at once ever needed, a block per [`SLOTS`] of them.
+/// guarded at once ever needed, a block per [`WATCHES`] of them.
 struct Block {
-    slots: [Slot; SLOTS],
+    watches: [Watch; WATCHES],
     next: AtomicPtr<Block>,
 }
 
 impl Block {
     const fn new() -> Block {
         Block {
-            slots: [const {
-                Slot {
+            watches: [const {
+                Watch {
                     taken: AtomicBool::new(false),
                     start: AtomicUsize::new(0),
                     end: AtomicUsize::new(0),
                     hit: AtomicBool::new(false),
                 }
-            }; SLOTS],
+            }; WATCHES],
             next: AtomicPtr::new(ptr::null_mut()),
         }
     }
@@ -116,47 +117,47 @@ pub(crate) fn shrank() -> io::Error {
 
 /// A guard over a mapped address range; unguards it when dropped.
 pub(crate) struct Guard {
-    slot: Option<&'static Slot>,
+    watch: Option<&'static Watch>,
 }
 
 impl Guard {
     /// Guards `range`, the addresses of a read-only file mapping that lives
     /// at least as long as the guard. Any number of ranges can be guarded
-    /// at once: when every slot is taken, a new block of them is chained.
+    /// at once: when every watch is taken, a new block of them is chained.
     pub(crate) fn new(range: Range<usize>) -> Guard {
         if range.is_empty() || install().is_none() {
-            return Guard { slot: None };
+            return Guard { watch: None };
         }
-        let take = |s: &Slot| {
+        let take = |s: &Watch| {
             s.taken
                 .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
         };
         let mut block = &FIRST;
-        let slot = loop {
-            if let Some(slot) = block.slots.iter().find(|s| take(s)) {
-                break slot;
+        let watch = loop {
+            if let Some(watch) = block.watches.iter().find(|s| take(s)) {
+                break watch;
             }
             block = block.next().unwrap_or_else(|| block.chain());
         };
-        slot.hit.store(false, Ordering::Relaxed);
-        slot.start.store(range.start, Ordering::Relaxed);
-        slot.end.store(range.end, Ordering::Release);
-        Guard { slot: Some(slot) }
+        watch.hit.store(false, Ordering::Relaxed);
+        watch.start.store(range.start, Ordering::Relaxed);
+        watch.end.store(range.end, Ordering::Release);
+        Guard { watch: Some(watch) }
     }
 
     /// Whether a page of the range was read past the file's end: the file
     /// shrank while mapped, and what was read there was zeros.
     pub(crate) fn shrank(&self) -> bool {
-        self.slot.is_some_and(|s| s.hit.load(Ordering::Acquire))
+        self.watch.is_some_and(|s| s.hit.load(Ordering::Acquire))
     }
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        if let Some(slot) = self.slot {
-            slot.end.store(0, Ordering::Release);
-            slot.taken.store(false, Ordering::Release);
+        if let Some(watch) = self.watch {
+            watch.end.store(0, Ordering::Release);
+            watch.taken.store(false, Ordering::Release);
         }
     }
 }
@@ -196,11 +197,11 @@ extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
     // SAFETY: the kernel passes a valid `siginfo_t` to a `SA_SIGINFO`
     // handler; for `SIGBUS` `si_addr` is the faulting address.
     let addr = unsafe { (*info).si_addr() } as usize;
-    let ours = Block::all().flat_map(|b| &b.slots).find(|s| {
+    let ours = Block::all().flat_map(|b| &b.watches).find(|s| {
         let end = s.end.load(Ordering::Acquire);
         s.start.load(Ordering::Relaxed) <= addr && addr < end
     });
-    if let Some(slot) = ours {
+    if let Some(watch) = ours {
         let at = addr & !(page - 1);
         // `at` is page-aligned and its page lies inside a guarded range: a
         // read-only private file mapping that outlives its guard
@@ -219,7 +220,7 @@ extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
         };
         if zeros != libc::MAP_FAILED {
             SEEN.store(true, Ordering::Release);
-            slot.hit.store(true, Ordering::Release);
+            watch.hit.store(true, Ordering::Release);
             return;
         }
     }
@@ -268,7 +269,7 @@ mod tests {
     #[test]
     fn every_one_of_many_guarded_mappings_reads_zeros_past_a_cut() {
         let dir = tempfile::tempdir().unwrap();
-        let n = 3 * SLOTS + 5;
+        let n = 3 * WATCHES + 5;
         let maps: Vec<_> = (0..n)
             .map(|i| {
                 let path = dir.path().join(format!("{i}.txt"));

@@ -207,9 +207,9 @@ fn home(a: u64, b: u64, shift: u32) -> usize {
 }
 
 /// Where a key's walk from its home slot ends ([`Short::place`]).
-pub(super) enum Place {
+pub(super) enum Walk {
     /// At the slot holding the key.
-    Held(usize),
+    Found(usize),
     /// At the empty slot where the key goes.
     Free(usize),
     /// Out of probe steps: the table is flooded, the key goes to its
@@ -265,23 +265,23 @@ impl Short {
     /// it or the empty one where it goes, spending a probe step per slot
     /// past the home slot; a table out of steps floods ([`Short::flood`]).
     /// The hot loop's walk is [`Adder`](super::Adder)'s own.
-    pub(super) fn place(&mut self, a: u64, b: u64) -> Place {
+    pub(super) fn place(&mut self, a: u64, b: u64) -> Walk {
         if self.is_flooded() {
-            return Place::Flooded;
+            return Walk::Flooded;
         }
         let mask = self.slots.len() - 1;
         let mut i = home(a, b, self.shift);
         loop {
             let t = &self.slots[i];
             if t.a == a && t.b == b {
-                return Place::Held(i);
+                return Walk::Found(i);
             }
             if t.a | t.b == 0 {
-                return Place::Free(i);
+                return Walk::Free(i);
             }
             if self.budget.left == 0 {
                 self.flood();
-                return Place::Flooded;
+                return Walk::Flooded;
             }
             self.budget.left -= 1;
             i = (i + 1) & mask;
@@ -389,10 +389,10 @@ impl Short {
         debug_assert!(!other.is_flooded());
         for s in other.slots.iter().filter(|s| s.a | s.b != 0) {
             match self.place(s.a, s.b) {
-                Place::Held(i) => self.slots[i].fold(s),
+                Walk::Found(i) => self.slots[i].fold(s),
                 // Checked when `other` took it in.
-                Place::Free(i) => self.fill(i, *s),
-                Place::Flooded => {
+                Walk::Free(i) => self.fill(i, *s),
+                Walk::Flooded => {
                     let keyed = self.keyed.as_mut().expect("flooded");
                     keyed.fold((s.a, s.b), s.stats());
                 }
