@@ -20,8 +20,12 @@
 //! faulty line's verdict is finished with [`judge_whole`].
 
 mod chunks;
+mod failure;
 mod mapped;
 mod stream;
+
+pub(crate) use self::failure::Failed;
+use self::failure::{Failure, Lines, Place};
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -37,7 +41,7 @@ use self::mapped::Shared;
 use self::stream::{Block, Counted, Reading};
 use crate::engine::{Accumulator, Options};
 use crate::entry::{merge_runs, Entry, Summary};
-use crate::error::{DataError, Error, ErrorKind, Fault};
+use crate::error::{ErrorKind, Fault};
 use crate::parse::LineHead;
 use crate::shrink;
 use crate::timings::{self, WorkerClock};
@@ -73,14 +77,6 @@ pub(crate) enum Held<'a> {
     /// A file's, mapped read-only: its pages are released once read, and a
     /// file that shrinks meanwhile is an error ([`shrink`]).
     Map(Mmap),
-}
-
-/// A run that failed: in which input (as numbered by its [`Source`]s'
-/// iterator), and why.
-#[derive(Debug)]
-pub(crate) struct Failed {
-    pub(crate) input: usize,
-    pub(crate) error: Error,
 }
 
 /// Aggregates `sources` in order with the engine whose per-thread state is
@@ -148,16 +144,6 @@ pub(crate) fn run<'a, A: Accumulator>(
         .map_err(|f| unreachable!("a bad name passed the chunk checks: {f:?}"))
 }
 
-/// Where a piece of work lies among all the inputs: its input, and the
-/// rank of the input's first byte; a byte `n` bytes into the input ranks
-/// `base + n`, and `base - 1` ranks before any of them (an input that
-/// cannot be opened, or shrank).
-#[derive(Clone, Copy, Debug)]
-struct Place {
-    input: usize,
-    base: usize,
-}
-
 /// What the dispatcher sends the workers.
 enum Work<'a> {
     /// Lines of bytes in memory, whole: `range` of `bytes`, an input whose
@@ -188,99 +174,6 @@ impl State {
 
     fn past_failure(&self, rank: usize) -> bool {
         rank > self.bound.load(Ordering::Relaxed)
-    }
-}
-
-/// A failure at a rank (see [`Place`]), with what its message needs.
-struct Failure<'a> {
-    rank: usize,
-    input: usize,
-    what: What<'a>,
-}
-
-enum What<'a> {
-    /// The input could not be opened or read, or shrank.
-    Io(io::Error),
-    /// A malformed line; `fault.offset` is its rank, `base` its input's.
-    Fault {
-        fault: Fault,
-        base: usize,
-        lines: Lines<'a>,
-    },
-}
-
-/// How a fault's line number is found.
-enum Lines<'a> {
-    /// By counting the `\n` of the input's bytes before it, from its
-    /// first line on: only now, on the error path, also for a window
-    /// that started further on.
-    Bytes { bytes: Shared<'a>, lo: usize },
-    /// From the `\n` of a stream's blocks before `block` (counted as they
-    /// were fed) and the `before` in its own block.
-    Stream { block: usize, before: u64 },
-}
-
-impl<'a> Failure<'a> {
-    /// Keeps whichever of two optional failures comes first in the input.
-    fn first(a: Option<Failure<'a>>, b: Option<Failure<'a>>) -> Option<Failure<'a>> {
-        match (a, b) {
-            (Some(a), Some(b)) => Some(if b.rank < a.rank { b } else { a }),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// An input that could not be opened or read, or shrank, ranked at
-    /// `rank`.
-    fn io(place: Place, rank: usize, error: io::Error) -> Failure<'a> {
-        Failure {
-            rank,
-            input: place.input,
-            what: What::Io(error),
-        }
-    }
-
-    /// A malformed line, whose `fault` is ranked already.
-    fn fault(place: Place, fault: Fault, lines: Lines<'a>) -> Failure<'a> {
-        Failure {
-            rank: fault.offset,
-            input: place.input,
-            what: What::Fault {
-                fault,
-                base: place.base,
-                lines,
-            },
-        }
-    }
-
-    /// The error with its line number, given the newlines `counted` in
-    /// the streams' blocks.
-    fn locate(self, counted: &BTreeMap<usize, Counted>) -> Failed {
-        let input = self.input;
-        let error = match self.what {
-            What::Io(e) => Error::Io(e),
-            What::Fault { fault, base, lines } => {
-                let offset = fault.offset - base;
-                let newlines = match &lines {
-                    Lines::Bytes { bytes, lo } => bytes.count_newlines(*lo..lo + offset),
-                    Lines::Stream { block, before } => {
-                        let counted = counted.get(&input).map_or((0, 0), Counted::through);
-                        // Every block before the fault's was fed whole.
-                        debug_assert_eq!(counted.0, *block);
-                        counted.1 + before
-                    }
-                };
-                let located = DataError {
-                    line: newlines + 1,
-                    offset: offset as u64,
-                    kind: fault.kind,
-                };
-                match lines {
-                    Lines::Bytes { bytes, .. } if bytes.shrank() => Error::Io(shrink::shrank()),
-                    _ => Error::Data(located),
-                }
-            }
-        };
-        Failed { input, error }
     }
 }
 
@@ -551,6 +444,7 @@ mod tests {
     use crate::aggregate;
     use crate::engine::Engine;
     use crate::error::quoted;
+    use crate::error::Error;
 
     #[test]
     fn a_long_faulty_line_is_judged_whole_a_window_at_a_time() {
