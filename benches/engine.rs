@@ -7,8 +7,10 @@
 use std::hash::BuildHasher;
 use std::hint::black_box;
 
-use brc::bench::{flood, merge_runs, parse, scan, Accumulator, Chunked, Fast, Swar, Table};
 use brc::generate::{Generator, Keys};
+use brc::internals::{
+    flood, merge_runs, parse, scan, Accumulator, Chunked, Fast, SwarEngine, Table,
+};
 use brc::output::{self, Format};
 use brc::{aggregate, Engine, Options, Stats, Summary};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -187,7 +189,7 @@ fn chunk(c: &mut Criterion) {
             b.iter(|| feed::<Chunked>(i))
         });
         g.bench_with_input(BenchmarkId::new("swar", name), &input, |b, i| {
-            b.iter(|| feed::<Swar>(i))
+            b.iter(|| feed::<SwarEngine>(i))
         });
         g.bench_with_input(BenchmarkId::new("fast", name), &input, |b, i| {
             b.iter(|| feed::<Fast>(i))

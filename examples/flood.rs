@@ -16,7 +16,7 @@
 
 use std::io::Write;
 
-use brc::bench::flood;
+use brc::internals::flood;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -67,13 +67,15 @@ pub use input::{aggregate, InputError, Inputs, Shard, Source};
 pub use partial::Partial;
 pub use stats::Stats;
 
-/// What the benches and the integration tests reach inside the library
-/// (the fuzz target needs only the public interface). Not a stable
-/// interface: it follows the internals.
+/// The internals that the benches, the integration tests and the flood
+/// example reach (the fuzz target needs only the public interface).
+///
+/// Not a stable interface: hidden from the documentation, it follows the
+/// internals wherever they go, and any release may change it.
 #[doc(hidden)]
-pub mod bench {
+pub mod internals {
     pub use crate::engine::chunked::Chunked;
-    pub use crate::engine::fast::{Fast, Swar};
+    pub use crate::engine::fast::{Fast, SwarEngine};
     pub use crate::engine::Accumulator;
     pub use crate::entry::{merge_runs, Entry, RawName};
     pub use crate::error::{quoted, Fault};

@@ -398,7 +398,7 @@ impl Merger {
     pub fn finish(mut self) -> Result<Partial, OverflowError> {
         let mut merged = self.runs.pop().unwrap_or_default();
         while let Some(run) = self.runs.pop() {
-            merged = merge_runs(run, merged);
+            merged = merge_two(run, merged);
         }
         if let Some(&(at, t)) = merged.wide.first() {
             let station = merged.stations.swap_remove(at).0;
@@ -426,7 +426,7 @@ impl Merger {
             }
             let newer = self.runs.pop().unwrap_or_default();
             let older = self.runs.pop().unwrap_or_default();
-            self.runs.push(merge_runs(older, newer));
+            self.runs.push(merge_two(older, newer));
         }
     }
 }
@@ -473,7 +473,7 @@ fn kway<R: Read>(readers: &mut [(usize, read::Reader<R>)]) -> Result<Run, (usize
 
 /// Merges two sorted runs of distinct names into one, adding up the
 /// stations both hold.
-fn merge_runs(a: Run, b: Run) -> Run {
+fn merge_two(a: Run, b: Run) -> Run {
     let mut out = RunBuilder::with_capacity(a.len().max(b.len()));
     let (mut a, mut b) = (a.into_totals().peekable(), b.into_totals().peekable());
     loop {

@@ -24,7 +24,7 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-/// How many mappings one [`Block`] guards; more guards chain more blocks.
+/// How many mappings one [`WatchBlock`] guards; more guards chain more blocks.
 const WATCHES: usize = 64;
 
 /// One guarded address range, or none: `end == 0` means the watch is
@@ -40,14 +40,14 @@ struct Watch {
 /// handler can walk it with atomic loads alone while guards come and go.
 /// Blocks are never freed; the list is as long as the most mappings
 /// guarded at once ever needed, a block per [`WATCHES`] of them.
-struct Block {
+struct WatchBlock {
     watches: [Watch; WATCHES],
-    next: AtomicPtr<Block>,
+    next: AtomicPtr<WatchBlock>,
 }
 
-impl Block {
-    const fn new() -> Block {
-        Block {
+impl WatchBlock {
+    const fn new() -> WatchBlock {
+        WatchBlock {
             watches: [const {
                 Watch {
                     taken: AtomicBool::new(false),
@@ -61,22 +61,22 @@ impl Block {
     }
 
     /// The next block, if one has been chained.
-    fn next(&self) -> Option<&'static Block> {
-        // SAFETY: `next` is null or a pointer from `Box::leak` (`Block::
+    fn next(&self) -> Option<&'static WatchBlock> {
+        // SAFETY: `next` is null or a pointer from `Box::leak` (`WatchBlock::
         // chain`), published with `Release` after the block was built and
         // never freed, so it is valid for `'static`.
         unsafe { self.next.load(Ordering::Acquire).as_ref() }
     }
 
     /// Every block of the list, from `FIRST` on.
-    fn all() -> impl Iterator<Item = &'static Block> {
+    fn all() -> impl Iterator<Item = &'static WatchBlock> {
         std::iter::successors(Some(&FIRST), |b| b.next())
     }
 
     /// Chains a new block after the list's last, or after whichever block
     /// another thread chained first; returns the block now after `self`.
-    fn chain(&'static self) -> &'static Block {
-        let new: &'static Block = Box::leak(Box::new(Block::new()));
+    fn chain(&'static self) -> &'static WatchBlock {
+        let new: &'static WatchBlock = Box::leak(Box::new(WatchBlock::new()));
         let mut last = self;
         loop {
             match last.next.compare_exchange(
@@ -104,7 +104,7 @@ pub fn seen() -> bool {
 }
 
 /// The first block of guarded ranges; the rest are chained to it.
-static FIRST: Block = Block::new();
+static FIRST: WatchBlock = WatchBlock::new();
 
 /// The page size and the `SIGBUS` action found before ours, set once when
 /// the handler is installed (`None` if it could not be).
@@ -197,7 +197,7 @@ extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
     // SAFETY: the kernel passes a valid `siginfo_t` to a `SA_SIGINFO`
     // handler; for `SIGBUS` `si_addr` is the faulting address.
     let addr = unsafe { (*info).si_addr() } as usize;
-    let ours = Block::all().flat_map(|b| &b.watches).find(|s| {
+    let ours = WatchBlock::all().flat_map(|b| &b.watches).find(|s| {
         let end = s.end.load(Ordering::Acquire);
         s.start.load(Ordering::Relaxed) <= addr && addr < end
     });

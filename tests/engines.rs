@@ -10,8 +10,8 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::LazyLock;
 
-use brc::bench::parse::MAX_NAME_LEN;
-use brc::bench::{flood, set_hand_off_names, Accumulator, Chunked, DEFAULT_CHUNK_SIZE};
+use brc::internals::parse::MAX_NAME_LEN;
+use brc::internals::{flood, set_hand_off_names, Accumulator, Chunked, DEFAULT_CHUNK_SIZE};
 use brc::{aggregate, DataError, Engine, ErrorKind, Options, Summary};
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -242,7 +242,7 @@ fn fault() -> impl Strategy<Value = (Vec<u8>, ErrorKind)> {
     prop_oneof![
         (name(), value()).prop_map(|(name, (text, _))| {
             let line = format!("{name}{text}").into_bytes();
-            let quoted = brc::bench::quoted(&line);
+            let quoted = brc::internals::quoted(&line);
             (line, ErrorKind::MissingSemicolon { line: quoted })
         }),
         value().prop_map(|(text, _)| (format!(";{text}").into_bytes(), ErrorKind::EmptyName)),
@@ -250,7 +250,7 @@ fn fault() -> impl Strategy<Value = (Vec<u8>, ErrorKind)> {
         (name(), invalid_value()).prop_map(|(name, value)| (
             format!("{name};{value}").into_bytes(),
             ErrorKind::InvalidValue {
-                value: brc::bench::quoted(value.as_bytes())
+                value: brc::internals::quoted(value.as_bytes())
             }
         )),
         (name(), invalid_utf8(), name(), value()).prop_map(|(before, bad, after, (text, _))| {
@@ -267,7 +267,7 @@ fn fault() -> impl Strategy<Value = (Vec<u8>, ErrorKind)> {
         // `;` at all, and a value far too long.
         prop::collection::vec(name(), 2..=6).prop_map(|parts| {
             let line = parts.concat().into_bytes();
-            let quoted = brc::bench::quoted(&line);
+            let quoted = brc::internals::quoted(&line);
             (line, ErrorKind::MissingSemicolon { line: quoted })
         }),
         (name(), value(), prop::collection::vec(name(), 1..=4)).prop_map(
@@ -277,7 +277,7 @@ fn fault() -> impl Strategy<Value = (Vec<u8>, ErrorKind)> {
                 (
                     format!("{name};{value}").into_bytes(),
                     ErrorKind::InvalidValue {
-                        value: brc::bench::quoted(value.as_bytes()),
+                        value: brc::internals::quoted(value.as_bytes()),
                     },
                 )
             }
@@ -321,7 +321,7 @@ fn merge_keeps_the_earliest_sighting<P: Accumulator>() {
         let (mut a, mut b) = (P::default(), P::default());
         a.feed(first, first_at).unwrap();
         b.feed(second, second_at).unwrap();
-        brc::bench::merge_runs(vec![a.into_sorted(), b.into_sorted()])
+        brc::internals::merge_runs(vec![a.into_sorted(), b.into_sorted()])
             .into_iter()
             .map(|e| {
                 let s = e.stats;
@@ -349,12 +349,12 @@ fn chunked_merge_keeps_the_earliest_sighting() {
 
 #[test]
 fn swar_merge_keeps_the_earliest_sighting() {
-    merge_keeps_the_earliest_sighting::<brc::bench::Swar>();
+    merge_keeps_the_earliest_sighting::<brc::internals::SwarEngine>();
 }
 
 #[test]
 fn fast_merge_keeps_the_earliest_sighting() {
-    merge_keeps_the_earliest_sighting::<brc::bench::Fast>();
+    merge_keeps_the_earliest_sighting::<brc::internals::Fast>();
 }
 
 /// One chunk is parsed as several streams side by side, so a later stream

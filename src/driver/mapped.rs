@@ -14,13 +14,13 @@ use std::sync::Arc;
 use memmap2::{Mmap, UncheckedAdvice};
 
 use super::chunks::Chunks;
-use super::{Bytes, Failure, Held, Place, State, Work};
+use super::{Bytes, Held, Place, RankedFailure, State, Work};
 use crate::engine::Options;
 use crate::shrink;
 
 /// Bytes in memory as the chunks of one input share them.
 #[derive(Clone)]
-pub(super) enum Shared<'a> {
+pub(super) enum SharedBytes<'a> {
     Slice(&'a [u8]),
     Map(Arc<Map>),
 }
@@ -33,34 +33,34 @@ pub(super) struct Map {
     map: Mmap,
 }
 
-impl Shared<'_> {
-    fn new(held: Held<'_>) -> Shared<'_> {
+impl SharedBytes<'_> {
+    fn new(held: Held<'_>) -> SharedBytes<'_> {
         match held {
-            Held::Slice(slice) => Shared::Slice(slice),
+            Held::Slice(slice) => SharedBytes::Slice(slice),
             Held::Map(map) => {
                 let start = map.as_ptr() as usize;
                 let guard = shrink::Guard::new(start..start + map.len());
-                Shared::Map(Arc::new(Map { guard, map }))
+                SharedBytes::Map(Arc::new(Map { guard, map }))
             }
         }
     }
 
     pub(super) fn bytes(&self) -> &[u8] {
         match self {
-            Shared::Slice(slice) => slice,
-            Shared::Map(map) => &map.map,
+            SharedBytes::Slice(slice) => slice,
+            SharedBytes::Map(map) => &map.map,
         }
     }
 
     /// Whether the file was read past its end since it was mapped: it
     /// shrank, and what was read there was zeros.
     pub(super) fn shrank(&self) -> bool {
-        matches!(self, Shared::Map(map) if map.guard.shrank())
+        matches!(self, SharedBytes::Map(map) if map.guard.shrank())
     }
 
     /// Returns the pages of `range` to the kernel, if mapped.
     pub(super) fn release(&self, range: Range<usize>) {
-        if let Shared::Map(map) = self {
+        if let SharedBytes::Map(map) = self {
             release(&map.map, range);
         }
     }
@@ -93,14 +93,14 @@ pub(super) fn cut<'a>(
     options: &Options,
     state: &State,
     send: &mut dyn FnMut(Work<'a>) -> bool,
-) -> Result<Option<usize>, Failure<'a>> {
+) -> Result<Option<usize>, RankedFailure<'a>> {
     let Bytes {
         held,
         lo,
         window,
         rest,
     } = bytes;
-    let shared = Shared::new(held);
+    let shared = SharedBytes::new(held);
     let all = shared.bytes();
     let threads = options.threads.max(1);
     let size = options.chunk_size;
@@ -121,7 +121,7 @@ pub(super) fn cut<'a>(
         }
     }
     if shared.shrank() {
-        return Err(Failure::io(place, place.base - 1, shrink::shrank()));
+        return Err(RankedFailure::io(place, place.base - 1, shrink::shrank()));
     }
     Ok(Some(all.len() - lo))
 }

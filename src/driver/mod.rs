@@ -6,7 +6,7 @@
 //! threads and their accumulators, so the threads stay busy across the
 //! inputs' boundaries (docs/PERFORMANCE.md, *How data flows*). The calling
 //! thread dispatches: it opens the inputs one after the other (the
-//! caller's iterator of [`Source`]s), cuts bytes in memory (a slice, a
+//! caller's iterator of [`Content`]s), cuts bytes in memory (a slice, a
 //! mapped file) into line-aligned chunks ([`mapped`]) and reads streams
 //! into blocks ([`stream`]), and sends both down one bounded queue, from
 //! which the workers take them in input order. The queue's bound holds
@@ -24,8 +24,8 @@ mod failure;
 mod mapped;
 mod stream;
 
-pub(crate) use self::failure::Failed;
-use self::failure::{Failure, Lines, Place};
+pub(crate) use self::failure::RunError;
+use self::failure::{LineNumber, Place, RankedFailure};
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use memmap2::Mmap;
 
-use self::mapped::Shared;
+use self::mapped::SharedBytes;
 use self::stream::{Block, Counted, Reading};
 use crate::engine::{Accumulator, Options};
 use crate::entry::{merge_runs, Entry, Summary};
@@ -46,8 +46,8 @@ use crate::parse::LineHead;
 use crate::shrink;
 use crate::timings::{self, WorkerClock};
 
-/// One input as the driver reads it.
-pub(crate) enum Source<'a> {
+/// What the driver reads of one input: bytes in memory, or a stream.
+pub(crate) enum Content<'a> {
     /// Bytes in memory, of which the lines starting in a window are read.
     Bytes(Bytes<'a>),
     /// A stream, read whole from where it stands.
@@ -79,16 +79,16 @@ pub(crate) enum Held<'a> {
     Map(Mmap),
 }
 
-/// Aggregates `sources` in order with the engine whose per-thread state is
+/// Aggregates `contents` in order with the engine whose per-thread state is
 /// `A`, with `options.threads` workers and chunks or blocks of about
 /// `options.chunk_size` bytes, counting the bytes in memory fed into
 /// `consumed` (a stream counts its own). An input is opened when the
 /// iterator yields it, once the inputs before it are dispatched.
 pub(crate) fn run<'a, A: Accumulator>(
-    sources: impl Iterator<Item = (usize, io::Result<Source<'a>>)>,
+    contents: impl Iterator<Item = (usize, io::Result<Content<'a>>)>,
     options: &Options,
     consumed: &AtomicU64,
-) -> Result<Summary, Failed> {
+) -> Result<Summary, RunError> {
     let threads = options.threads.max(1);
     // One piece of work per worker waiting, so that a worker done with its
     // own takes the next at once; a mapped input is held only while work
@@ -120,8 +120,8 @@ pub(crate) fn run<'a, A: Accumulator>(
         drop((free_tx, queued));
         let mut reading = Reading::new(options, threads, free_rx);
         // Returning drops the queue's sender, which lets the workers finish.
-        let dispatched = dispatch(sources, queue, &mut reading, &state, options);
-        let results: Vec<(Option<Vec<Entry>>, Option<Failure>)> = workers
+        let dispatched = dispatch(contents, queue, &mut reading, &state, options);
+        let results: Vec<(Option<Vec<Entry>>, Option<RankedFailure>)> = workers
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|e| panic::resume_unwind(e)))
             .collect();
@@ -131,7 +131,7 @@ pub(crate) fn run<'a, A: Accumulator>(
     let mut runs = Vec::with_capacity(results.len());
     for (run, found) in results {
         runs.extend(run);
-        failure = Failure::first(failure, found);
+        failure = RankedFailure::first(failure, found);
     }
     if let Some(failure) = failure {
         let counted = state.counted.into_inner();
@@ -149,7 +149,7 @@ enum Work<'a> {
     /// Lines of bytes in memory, whole: `range` of `bytes`, an input whose
     /// first line starts at `lo`.
     Chunk {
-        bytes: Shared<'a>,
+        bytes: SharedBytes<'a>,
         lo: usize,
         range: Range<usize>,
         place: Place,
@@ -182,35 +182,35 @@ impl State {
 /// dispatcher itself met (an input that did not open or read, a stream's
 /// line too long to send, a file that shrank under the cutting).
 fn dispatch<'a>(
-    sources: impl Iterator<Item = (usize, io::Result<Source<'a>>)>,
+    contents: impl Iterator<Item = (usize, io::Result<Content<'a>>)>,
     queue: SyncSender<Work<'a>>,
     reading: &mut Reading,
     state: &State,
     options: &Options,
-) -> Option<Failure<'a>> {
+) -> Option<RankedFailure<'a>> {
     let mut base = 1;
     let mut send = |work| queue.send(work).is_ok();
-    for (input, source) in sources {
+    for (input, content) in contents {
         if state.bound.load(Ordering::Relaxed) != usize::MAX {
             break;
         }
         let place = Place { input, base };
-        let len = match source {
-            Err(e) => return Some(Failure::io(place, base - 1, e)),
-            Ok(Source::Bytes(bytes)) => {
+        let len = match content {
+            Err(e) => return Some(RankedFailure::io(place, base - 1, e)),
+            Ok(Content::Bytes(bytes)) => {
                 match mapped::cut(bytes, place, options, state, &mut send) {
                     Ok(Some(len)) => len,
                     Ok(None) => return None,
                     Err(shrank) => return Some(shrank),
                 }
             }
-            Ok(Source::Stream(reader)) => {
+            Ok(Content::Stream(reader)) => {
                 let mut blocks = |block| send(Work::Block { block, place });
                 match reading.run(reader, &mut blocks, &state.bound) {
                     (len, Ok(None)) => len,
-                    (len, Err(e)) => return Some(Failure::io(place, base + len, e)),
+                    (len, Err(e)) => return Some(RankedFailure::io(place, base + len, e)),
                     (_, Ok(Some(fault))) => {
-                        let lines = Lines::Stream {
+                        let number = LineNumber::Stream {
                             block: fault.offset,
                             before: 0,
                         };
@@ -218,7 +218,7 @@ fn dispatch<'a>(
                             offset: base + fault.offset,
                             ..fault
                         };
-                        return Some(Failure::fault(place, fault, lines));
+                        return Some(RankedFailure::fault(place, fault, number));
                     }
                 }
             }
@@ -245,7 +245,7 @@ impl<'a> Worker<'_, 'a> {
         self,
         finish: &Finish<A>,
         shared: &Arc<A::Shared>,
-    ) -> (Option<Vec<Entry>>, Option<Failure<'a>>) {
+    ) -> (Option<Vec<Entry>>, Option<RankedFailure<'a>>) {
         let mut acc = A::sharing(shared);
         let mut failure = None;
         let mut clock = WorkerClock::start();
@@ -273,7 +273,7 @@ impl<'a> Worker<'_, 'a> {
             };
             if let Some(found) = found {
                 self.state.failed_at(found.rank);
-                failure = Failure::first(failure, Some(found));
+                failure = RankedFailure::first(failure, Some(found));
             }
         }
     }
@@ -284,12 +284,12 @@ impl<'a> Worker<'_, 'a> {
     fn chunk<A: Accumulator>(
         &self,
         acc: &mut A,
-        bytes: Shared<'a>,
+        bytes: SharedBytes<'a>,
         lo: usize,
         range: Range<usize>,
         place: Place,
         clock: &mut WorkerClock,
-    ) -> Option<Failure<'a>> {
+    ) -> Option<RankedFailure<'a>> {
         let offset = place.base + (range.start - lo);
         if self.state.past_failure(offset) {
             return None;
@@ -302,7 +302,7 @@ impl<'a> Worker<'_, 'a> {
         }));
         if bytes.shrank() {
             *acc = A::default();
-            return Some(Failure::io(place, place.base - 1, shrink::shrank()));
+            return Some(RankedFailure::io(place, place.base - 1, shrink::shrank()));
         }
         match fed.unwrap_or_else(|e| panic::resume_unwind(e)) {
             Ok(()) => {
@@ -312,7 +312,11 @@ impl<'a> Worker<'_, 'a> {
                 bytes.release(range);
                 None
             }
-            Err(fault) => Some(Failure::fault(place, fault, Lines::Bytes { bytes, lo })),
+            Err(fault) => Some(RankedFailure::fault(
+                place,
+                fault,
+                LineNumber::Bytes { bytes, lo },
+            )),
         }
     }
 
@@ -323,7 +327,7 @@ impl<'a> Worker<'_, 'a> {
         block: &Block,
         place: Place,
         clock: &mut WorkerClock,
-    ) -> Option<Failure<'a>> {
+    ) -> Option<RankedFailure<'a>> {
         let offset = place.base + block.offset;
         if self.state.past_failure(offset) {
             return None;
@@ -346,11 +350,11 @@ impl<'a> Worker<'_, 'a> {
             }
             Err(fault) => {
                 let before = stream::count_newlines(&bytes[..fault.offset - offset]);
-                let lines = Lines::Stream {
+                let number = LineNumber::Stream {
                     block: block.offset,
                     before,
                 };
-                Some(Failure::fault(place, fault, lines))
+                Some(RankedFailure::fault(place, fault, number))
             }
         }
     }
@@ -490,7 +494,7 @@ mod tests {
     /// Inputs 0..n, streams and slices in turn, input `k` holding the
     /// lines `s<k>;<k>.0` and `all;1.0`, the last line without `\n` in
     /// every other one; input `bad` (if any) a malformed line 2.
-    fn sources(n: usize, bad: Option<usize>) -> Vec<(usize, Vec<u8>)> {
+    fn texts(n: usize, bad: Option<usize>) -> Vec<(usize, Vec<u8>)> {
         (0..n)
             .map(|k| {
                 let mut text = format!("s{k};{}.0\n", k % 100).into_bytes();
@@ -509,27 +513,27 @@ mod tests {
     fn run_all<A: Accumulator>(
         inputs: &[(usize, Vec<u8>)],
         options: &Options,
-    ) -> Result<Summary, Failed> {
-        let sources = inputs.iter().map(|(k, text)| {
-            let source = match k % 3 {
-                0 => Source::Stream(Box::new(&text[..])),
-                _ => Source::Bytes(Bytes {
+    ) -> Result<Summary, RunError> {
+        let contents = inputs.iter().map(|(k, text)| {
+            let content = match k % 3 {
+                0 => Content::Stream(Box::new(&text[..])),
+                _ => Content::Bytes(Bytes {
                     held: Held::Slice(text),
                     lo: 0,
                     window: 0..usize::MAX,
                     rest: 0,
                 }),
             };
-            (*k, Ok(source))
+            (*k, Ok(content))
         });
-        run::<A>(sources, options, &AtomicU64::new(0))
+        run::<A>(contents, options, &AtomicU64::new(0))
     }
 
     #[test]
     fn many_inputs_streams_and_bytes_are_one_run_each_ending_its_last_line() {
         // More streams than the pool has buffers: each stream's buffers go
         // back for the next.
-        let inputs = sources(40, None);
+        let inputs = texts(40, None);
         let mut joined = Vec::new();
         for (_, text) in &inputs {
             joined.extend_from_slice(text);
@@ -551,7 +555,7 @@ mod tests {
             // input, line 2 there; an input that fails to open before it
             // wins.
             for bad in [9, 10] {
-                let inputs = sources(40, Some(bad));
+                let inputs = texts(40, Some(bad));
                 let failed = run_all::<crate::engine::fast::Fast>(&inputs, &options).unwrap_err();
                 assert_eq!(failed.input, bad);
                 match failed.error {
@@ -563,20 +567,20 @@ mod tests {
                     }
                     other => panic!("{other:?}"),
                 }
-                let sources = inputs.iter().map(|(k, text)| {
-                    let source = match *k == 5 {
+                let contents = inputs.iter().map(|(k, text)| {
+                    let content = match *k == 5 {
                         true => Err(io::Error::other("gone")),
-                        false => Ok(Source::Bytes(Bytes {
+                        false => Ok(Content::Bytes(Bytes {
                             held: Held::Slice(text),
                             lo: 0,
                             window: 0..usize::MAX,
                             rest: 0,
                         })),
                     };
-                    (*k, source)
+                    (*k, content)
                 });
                 let failed =
-                    run::<crate::engine::fast::Fast>(sources, &options, &AtomicU64::new(0));
+                    run::<crate::engine::fast::Fast>(contents, &options, &AtomicU64::new(0));
                 let failed = failed.unwrap_err();
                 assert_eq!(
                     (failed.input, failed.error.to_string()),

@@ -352,18 +352,18 @@ mod tests {
 
     use super::*;
     use crate::aggregate;
-    use crate::driver::Source;
+    use crate::driver::Content;
     use crate::engine::chunked::Chunked;
-    use crate::engine::fast::{Fast, Swar};
+    use crate::engine::fast::{Fast, SwarEngine};
     use crate::engine::Engine;
     use crate::entry::Summary;
     use crate::error::{DataError, Error};
 
     /// Aggregates `reader` as a run's one input.
     fn run<A: Accumulator>(reader: impl Read + Send, options: &Options) -> Result<Summary, Error> {
-        let sources = std::iter::once((0, Ok(Source::Stream(Box::new(reader)))));
+        let contents = std::iter::once((0, Ok(Content::Stream(Box::new(reader)))));
         let consumed = AtomicU64::new(0);
-        super::super::run::<A>(sources, options, &consumed).map_err(|failed| failed.error)
+        super::super::run::<A>(contents, options, &consumed).map_err(|failed| failed.error)
     }
 
     #[test]
@@ -514,7 +514,7 @@ mod tests {
             for got in [
                 stream_with::<Chunked>(&input, sizes.clone(), false, &options),
                 stream_with::<Fast>(&input, sizes.clone(), false, &options),
-                stream_with::<Swar>(&input, sizes.clone(), false, &options),
+                stream_with::<SwarEngine>(&input, sizes.clone(), false, &options),
             ] {
                 match got {
                     Err(Error::Data(got)) => prop_assert_eq!(got, expected.clone()),

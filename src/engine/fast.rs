@@ -73,7 +73,7 @@ impl<const SWAR: bool> Clone for HandWritten<SWAR> {
 pub type Fast = HandWritten<false>;
 
 /// The `swar` engine: the hand-written scanner with the portable kernel.
-pub type Swar = HandWritten<true>;
+pub type SwarEngine = HandWritten<true>;
 
 impl<const SWAR: bool> HandWritten<SWAR> {
     const DISPATCH: Dispatch = if SWAR { Dispatch::Swar } else { Dispatch::Best };

@@ -107,7 +107,7 @@ impl Engine {
         match self {
             Engine::Naive => job.naive(),
             Engine::Chunked => job.parallel::<chunked::Chunked>(),
-            Engine::Swar => job.parallel::<fast::Swar>(),
+            Engine::Swar => job.parallel::<fast::SwarEngine>(),
             Engine::Fast => job.parallel::<fast::Fast>(),
         }
     }

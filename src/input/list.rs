@@ -14,7 +14,7 @@ use std::str::FromStr;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-use super::{Input, Opened, Part, Run};
+use super::{Input, Opened, Part, PartsJob};
 use crate::engine::{Engine, Options};
 use crate::entry::Summary;
 use crate::error::Error;
@@ -270,7 +270,7 @@ impl Inputs {
     pub fn aggregate(self, engine: Engine, options: &Options) -> Result<Summary, InputError> {
         let sources: Vec<Source> = self.sources().cloned().collect();
         let consumed = Arc::clone(&self.consumed);
-        let run = engine.run(Run {
+        let run = engine.run(PartsJob {
             parts: self.parts(),
             options,
             consumed: &consumed,

@@ -41,7 +41,7 @@ use memmap2::Mmap;
 pub use self::list::{
     aggregate_file_range, aggregate_paths, InputError, Inputs, Shard, ShardError, Source,
 };
-use crate::driver::{self, Failed};
+use crate::driver::{self, RunError};
 use crate::engine::{naive, Accumulator, Engine, Job, Options};
 use crate::entry::{merge_runs, Entry, RawName, Summary};
 use crate::error::{DataError, Error};
@@ -208,7 +208,7 @@ impl Input {
         };
         let parts = std::iter::once((0, Ok(part)));
         let consumed = &self.consumed;
-        let run = engine.run(Run {
+        let run = engine.run(PartsJob {
             parts,
             options,
             consumed,
@@ -240,21 +240,21 @@ struct Part {
 
 impl Part {
     /// The input as the parallel driver reads it.
-    fn into_source(self) -> driver::Source<'static> {
+    fn into_content(self) -> driver::Content<'static> {
         match self.opened {
             Opened::Mapped {
                 map, origin, start, ..
             } => {
                 let at =
                     |n: u64| usize::try_from(n).map_or(usize::MAX, |n| origin.saturating_add(n));
-                driver::Source::Bytes(driver::Bytes {
+                driver::Content::Bytes(driver::Bytes {
                     held: driver::Held::Map(map),
                     lo: start,
                     window: at(self.window.start)..at(self.window.end),
                     rest: self.rest,
                 })
             }
-            Opened::Stream(reader) => driver::Source::Stream(reader),
+            Opened::Stream(reader) => driver::Content::Stream(reader),
         }
     }
 
@@ -291,14 +291,14 @@ const NAIVE_BUFFER: usize = 1 << 20;
 
 /// A run over opened parts, in order: `(index, part)` pairs, the index
 /// naming the input in a failure.
-struct Run<'o, I> {
+struct PartsJob<'o, I> {
     parts: I,
     options: &'o Options,
     consumed: &'o Arc<AtomicU64>,
 }
 
-impl<I: Iterator<Item = (usize, io::Result<Part>)>> Job for Run<'_, I> {
-    type Output = Result<Summary, Failed>;
+impl<I: Iterator<Item = (usize, io::Result<Part>)>> Job for PartsJob<'_, I> {
+    type Output = Result<Summary, RunError>;
 
     /// One part after the other, each one's summary merged into the
     /// others'.
@@ -308,7 +308,7 @@ impl<I: Iterator<Item = (usize, io::Result<Part>)>> Job for Run<'_, I> {
             let summary = part
                 .map_err(Error::from)
                 .and_then(|p| p.naive(self.consumed));
-            let summary = summary.map_err(|error| Failed { input, error })?;
+            let summary = summary.map_err(|error| RunError { input, error })?;
             merged = merge_runs(vec![merged, entries(summary)]);
         }
         let summary = Summary::from_entries(merged, None);
@@ -316,8 +316,10 @@ impl<I: Iterator<Item = (usize, io::Result<Part>)>> Job for Run<'_, I> {
     }
 
     fn parallel<A: Accumulator>(self) -> Self::Output {
-        let sources = self.parts.map(|(i, part)| (i, part.map(Part::into_source)));
-        driver::run::<A>(sources, self.options, self.consumed)
+        let contents = self
+            .parts
+            .map(|(i, part)| (i, part.map(Part::into_content)));
+        driver::run::<A>(contents, self.options, self.consumed)
     }
 }
 
@@ -416,8 +418,8 @@ impl Job for SliceJob<'_> {
             window: start..usize::MAX,
             rest: 0,
         };
-        let sources = std::iter::once((0, Ok(driver::Source::Bytes(bytes))));
-        let run = driver::run::<A>(sources, self.options, &AtomicU64::new(0));
+        let contents = std::iter::once((0, Ok(driver::Content::Bytes(bytes))));
+        let run = driver::run::<A>(contents, self.options, &AtomicU64::new(0));
         run.map_err(|failed| match failed.error {
             Error::Data(e) => e,
             Error::Io(e) => unreachable!("reading a byte slice failed: {e}"),

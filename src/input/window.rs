@@ -53,7 +53,7 @@ pub(super) fn naive(
         file.read_exact_at(&mut last, end - 1)?;
         last == *b"\n"
     };
-    let lines = Window {
+    let lines = WindowReader {
         inner: reader,
         pos: first,
         end,
@@ -118,7 +118,7 @@ fn count_newlines(file: &File, range: Range<u64>) -> io::Result<u64> {
 
 /// The bytes of `inner`, at byte `pos`, up to `end`, then, unless the line
 /// holding byte `end - 1` `ended` there, on through that line's `\n`.
-struct Window<R> {
+struct WindowReader<R> {
     inner: R,
     pos: u64,
     end: u64,
@@ -129,7 +129,7 @@ struct Window<R> {
     done: bool,
 }
 
-impl<R: BufRead> BufRead for Window<R> {
+impl<R: BufRead> BufRead for WindowReader<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.done {
             return Ok(&[]);
@@ -157,7 +157,7 @@ impl<R: BufRead> BufRead for Window<R> {
     }
 }
 
-impl<R: BufRead> Read for Window<R> {
+impl<R: BufRead> Read for WindowReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let available = self.fill_buf()?;
         let n = available.len().min(buf.len());
@@ -171,11 +171,11 @@ impl<R: BufRead> Read for Window<R> {
 mod tests {
     use super::*;
 
-    /// The bytes `Window` gives from `input` at `pos`, read a few at a
+    /// The bytes `WindowReader` gives from `input` at `pos`, read a few at a
     /// time.
     fn through(input: &[u8], pos: usize, end: u64) -> Vec<u8> {
         let ended = end as usize >= input.len() || input[end as usize - 1] == b'\n';
-        let mut window = Window {
+        let mut window = WindowReader {
             inner: BufReader::with_capacity(3, &input[pos..]),
             pos: pos as u64,
             end,

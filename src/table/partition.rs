@@ -39,7 +39,7 @@ use crate::tuning::{hand_off_names, PARTITIONS};
 
 /// The partitions of one run, shared by its threads.
 pub struct Partitions {
-    parts: Vec<Mutex<Part>>,
+    parts: Vec<Mutex<Partition>>,
     /// Partition `k` holds the names whose [`prefix`] has `k` splitters at
     /// or below it. Set by the first hand-over.
     splitters: OnceLock<Vec<u64>>,
@@ -80,7 +80,7 @@ impl Clone for Mapped {
 /// probing, at most half full. A slot is 0 when empty, else the top
 /// [`TAG_BITS`] bits of the name's hash above its record's offset plus 1.
 #[derive(Clone, Default)]
-struct Part {
+struct Partition {
     arena: Mapped,
     used: usize,
     index: Mapped,
@@ -203,7 +203,7 @@ fn prefix(name: &[u8]) -> u64 {
     u64::from_be_bytes(bytes)
 }
 
-fn lock(part: &Mutex<Part>) -> MutexGuard<'_, Part> {
+fn lock(part: &Mutex<Partition>) -> MutexGuard<'_, Partition> {
     part.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -333,7 +333,7 @@ impl Partitions {
 /// miss one after the other (docs/PERFORMANCE.md, *Memory*).
 const GROUP: usize = 64;
 
-impl Part {
+impl Partition {
     fn slots(&self) -> &[u64] {
         bytemuck::cast_slice(self.index.bytes())
     }

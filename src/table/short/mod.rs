@@ -400,7 +400,7 @@ impl Short {
         }
     }
 
-    /// Grows the table where it is ([`Slots::widen`]), twofold or fourfold
+    /// Grows the table where it is ([`Slots::lengthen`]), twofold or fourfold
     /// ([`Short::fourfold`]), and moves each name to its new place. A
     /// name's new home is its old home times the growth, give or take a
     /// few slots, so visiting the old slots from the top down finds the
@@ -411,7 +411,7 @@ impl Short {
     /// the one being placed), that name is taken out and placed in turn.
     fn grow(&mut self) {
         let times = if self.fourfold() { 4 } else { 2 };
-        self.slots.widen(times);
+        self.slots.lengthen(times);
         self.shift -= times.trailing_zeros();
         let n = self.slots.len();
         let mut placed = vec![0u64; n.div_ceil(64)];

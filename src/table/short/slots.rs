@@ -36,7 +36,7 @@ impl Slots {
     }
 
     /// Makes the array `times` as long; the new slots are empty.
-    pub(super) fn widen(&mut self, times: usize) {
+    pub(super) fn lengthen(&mut self, times: usize) {
         let old = self.0.len();
         let bytes = old * times;
         #[cfg(target_os = "linux")]
