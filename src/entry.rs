@@ -30,16 +30,74 @@ pub struct Entry {
     pub first: usize,
 }
 
-/// The result: every station with its stats, sorted by the name's bytes.
+/// The result: every station with its stats, sorted by the bytes of its
+/// name, each name once.
+///
+/// ```
+/// use brc::{Stats, Summary};
+///
+/// let summary: Summary = [("Oslo", Stats::new(25)), ("Lima", Stats::new(201))]
+///     .into_iter()
+///     .collect();
+/// let names: Vec<&str> = summary.iter().map(|(name, _)| name).collect();
+/// assert_eq!(names, ["Lima", "Oslo"]);
+/// assert_eq!(summary.get("Oslo"), Some(&Stats::new(25)));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
-    /// `(name, stats)` pairs sorted by name. A [`CompactString`] holds
-    /// names of up to 24 bytes inline (see [`RawName`]) and derefs to
-    /// `str`.
-    pub stations: Vec<(CompactString, Stats)>,
+    /// `(name, stats)` pairs sorted by name, each name once: every way of
+    /// building a summary keeps that so. A [`CompactString`] holds names of
+    /// up to 24 bytes inline (see [`RawName`]).
+    stations: Vec<(CompactString, Stats)>,
 }
 
 impl Summary {
+    /// The number of stations.
+    pub fn len(&self) -> usize {
+        self.stations.len()
+    }
+
+    /// Whether there are no stations.
+    pub fn is_empty(&self) -> bool {
+        self.stations.is_empty()
+    }
+
+    /// The stations with their stats, sorted by the bytes of their names.
+    pub fn iter(
+        &self,
+    ) -> impl ExactSizeIterator<Item = (&str, &Stats)> + DoubleEndedIterator + Clone + '_ {
+        self.stations
+            .iter()
+            .map(|(name, stats)| (name.as_str(), stats))
+    }
+
+    /// The stats of the station `name`, if the input held it.
+    pub fn get(&self, name: &str) -> Option<&Stats> {
+        let at = self
+            .stations
+            .binary_search_by(|(n, _)| n.as_str().cmp(name));
+        at.ok().map(|i| &self.stations[i].1)
+    }
+
+    /// The stations, sorted: a slice, so that the output can cut it into
+    /// parts and render them side by side.
+    pub(crate) fn stations(&self) -> &[(CompactString, Stats)] {
+        &self.stations
+    }
+
+    /// The stations, sorted, for a merge to take over.
+    pub(crate) fn into_stations(self) -> Vec<(CompactString, Stats)> {
+        self.stations
+    }
+
+    /// The summary of `stations`, which must be sorted by name with each
+    /// name once, as a merge of sorted runs gives them (checked in debug
+    /// builds only: checking would cost a pass over millions of names).
+    pub(crate) fn from_sorted(stations: Vec<(CompactString, Stats)>) -> Summary {
+        debug_assert!(stations.is_sorted_by(|a, b| a.0 < b.0));
+        Summary { stations }
+    }
+
     /// Builds a summary from distinct raw names sorted by their bytes (as
     /// [`merge_runs`] gives them), each with its stats and the offset of the
     /// line it first appeared on. Checks each distinct name
@@ -87,8 +145,26 @@ impl Summary {
             return Err(fault);
         }
         // `str`s order as their bytes do, so the stations are sorted too.
-        debug_assert!(stations.windows(2).all(|w| w[0].0 < w[1].0));
-        Ok(Summary { stations })
+        Ok(Summary::from_sorted(stations))
+    }
+}
+
+impl<N: AsRef<str>> FromIterator<(N, Stats)> for Summary {
+    /// The summary of stations given in any order; the stats of a name
+    /// given more than once are merged.
+    fn from_iter<I: IntoIterator<Item = (N, Stats)>>(stations: I) -> Summary {
+        let mut stations: Vec<(CompactString, Stats)> = (stations.into_iter())
+            .map(|(name, stats)| (CompactString::from(name.as_ref()), stats))
+            .collect();
+        stations.sort_by(|a, b| a.0.cmp(&b.0));
+        stations.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1.merge(&later.1);
+            }
+            same
+        });
+        Summary { stations }
     }
 }
 
@@ -218,6 +294,25 @@ mod tests {
                 .collect();
             proptest::prop_assert_eq!(merge_two(run(&x), run(&y)), want);
         }
+    }
+
+    #[test]
+    fn a_summary_collected_in_any_order_is_sorted_with_each_name_once() {
+        let mut b = Stats::new(5);
+        b.merge(&Stats::new(-7));
+        let summary: Summary = [
+            ("b", Stats::new(5)),
+            ("a", Stats::new(1)),
+            ("b", Stats::new(-7)),
+        ]
+        .into_iter()
+        .collect();
+        let got: Vec<(&str, &Stats)> = summary.iter().collect();
+        assert_eq!(got, [("a", &Stats::new(1)), ("b", &b)]);
+        assert_eq!((summary.len(), summary.is_empty()), (2, false));
+        assert_eq!(summary.get("b"), Some(&b));
+        assert_eq!(summary.get("c"), None);
+        assert!(Summary::default().is_empty());
     }
 
     #[test]

@@ -169,7 +169,7 @@ fn csv_field(out: &mut Vec<u8>, s: &str) {
 
 /// Renders a summary in the given format, final newline included.
 pub fn render(summary: &Summary, format: Format) -> Vec<u8> {
-    let stations = &summary.stations;
+    let stations = summary.stations();
     render_part(format, stations, 0, stations.len())
 }
 
@@ -188,7 +188,7 @@ const ROUND_STATIONS: usize = 1 << 17;
 /// thread kept the others idle once the aggregation had finished
 /// (docs/PERFORMANCE.md, *How data flows*).
 pub fn render_parts(summary: &Summary, format: Format, threads: usize) -> Vec<Vec<u8>> {
-    render_range(summary, format, threads, 0..summary.stations.len())
+    render_range(summary, format, threads, 0..summary.len())
 }
 
 /// [`render_parts`] of the stations `range` alone, each part with the
@@ -199,8 +199,8 @@ fn render_range(
     threads: usize,
     range: std::ops::Range<usize>,
 ) -> Vec<Vec<u8>> {
-    let total = summary.stations.len();
-    let stations = &summary.stations[range.clone()];
+    let total = summary.len();
+    let stations = &summary.stations()[range.clone()];
     if threads <= 1 || stations.len() < PARALLEL_STATIONS {
         return vec![render_part(format, stations, range.start, total)];
     }
@@ -236,7 +236,7 @@ fn write_rounds(
     round: usize,
     mut w: impl Write,
 ) -> io::Result<()> {
-    let total = summary.stations.len();
+    let total = summary.len();
     let mut from = 0;
     loop {
         let to = total.min(from + round);
@@ -364,9 +364,7 @@ mod tests {
         let mut a = Stats::new(-5);
         a.add(-0);
         let b = Stats::new(123);
-        Summary {
-            stations: vec![("a,\"q\"".into(), a), ("b".into(), b)],
-        }
+        Summary::from_sorted(vec![("a,\"q\"".into(), a), ("b".into(), b)])
     }
 
     fn text(format: Format) -> String {
@@ -495,20 +493,18 @@ mod tests {
             tenths.for_each(|t| s.add(t));
             s
         };
-        let summary = Summary {
-            stations: vec![
-                ("a".into(), station(&["-1.2", "-1.3"])), // -1.25 → -1.2
-                ("b".into(), station(&["1.2", "1.3"])),   // 1.25 → 1.3
-                ("c".into(), station(&["-0.1", "0.0"])),  // -0.05 → 0.0
-                ("d".into(), station(&["-0.0"])),         // -0.0 → 0.0
-                // -2973 tenths over 6 rows: exactly -49.55, but -49.6 in the
-                // reference's f64 steps.
-                (
-                    "e".into(),
-                    station(&["-50.0", "-50.0", "-50.0", "-50.0", "-50.0", "-47.3"]),
-                ),
-            ],
-        };
+        let summary = Summary::from_sorted(vec![
+            ("a".into(), station(&["-1.2", "-1.3"])), // -1.25 → -1.2
+            ("b".into(), station(&["1.2", "1.3"])),   // 1.25 → 1.3
+            ("c".into(), station(&["-0.1", "0.0"])),  // -0.05 → 0.0
+            ("d".into(), station(&["-0.0"])),         // -0.0 → 0.0
+            // -2973 tenths over 6 rows: exactly -49.55, but -49.6 in the
+            // reference's f64 steps.
+            (
+                "e".into(),
+                station(&["-50.0", "-50.0", "-50.0", "-50.0", "-50.0", "-47.3"]),
+            ),
+        ]);
         assert_eq!(
             String::from_utf8(render(&summary, Format::Official)).unwrap(),
             "{a=-1.3/-1.2/-1.2, b=1.2/1.3/1.3, c=-0.1/0.0/0.0, d=0.0/0.0/0.0, \
@@ -520,11 +516,16 @@ mod tests {
     fn rounds_written_one_after_another_make_the_whole() {
         // Rounds of 3 and 70,000 stations (the last rendered in parts side
         // by side), and none at all.
-        let mut big = Summary::default();
-        for k in 0..150_000i64 {
-            let stats = Stats::new((k % 1999 - 999) as i16);
-            big.stations.push((format!("s{k:06}").into(), stats));
-        }
+        let big = Summary::from_sorted(
+            (0..150_000i64)
+                .map(|k| {
+                    (
+                        format!("s{k:06}").into(),
+                        Stats::new((k % 1999 - 999) as i16),
+                    )
+                })
+                .collect(),
+        );
         for summary in [summary(), big, Summary::default()] {
             for (_, format) in Format::ALL {
                 let whole = render(&summary, format);
@@ -542,14 +543,14 @@ mod tests {
 
     #[test]
     fn parts_rendered_side_by_side_join_into_the_whole() {
-        let summary = Summary {
-            stations: (0..PARALLEL_STATIONS + 5)
+        let summary = Summary::from_sorted(
+            (0..PARALLEL_STATIONS + 5)
                 .map(|i| {
                     let tenths = (i % 1999) as i16 - 999;
                     (format!("s{i:05}").into(), Stats::new(tenths))
                 })
                 .collect(),
-        };
+        );
         for (_, format) in Format::ALL {
             let whole = render(&summary, format);
             for threads in [1, 2, 3, 7] {

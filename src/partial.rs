@@ -52,15 +52,26 @@ impl From<Summary> for Partial {
     /// engines give it: sorted by name bytes, each name once, each count at
     /// least 1 and every value in -999..=999 tenths.
     fn from(summary: Summary) -> Partial {
-        debug_assert!(summary.stations.is_sorted_by(|a, b| a.0 < b.0));
         Partial { summary }
     }
 }
 
 impl Partial {
-    /// The stations with their stats, sorted by name bytes.
-    pub fn stations(&self) -> &[(CompactString, Stats)] {
-        &self.summary.stations
+    /// The number of stations.
+    pub fn len(&self) -> usize {
+        self.summary.len()
+    }
+
+    /// Whether there are no stations.
+    pub fn is_empty(&self) -> bool {
+        self.summary.is_empty()
+    }
+
+    /// The stations with their stats, sorted by the bytes of their names.
+    pub fn iter(
+        &self,
+    ) -> impl ExactSizeIterator<Item = (&str, &Stats)> + DoubleEndedIterator + Clone + '_ {
+        self.summary.iter()
     }
 
     /// The final result: the same summary a single run over all the input
@@ -143,7 +154,7 @@ pub enum OverflowError {
     )]
     Count {
         /// The station.
-        station: CompactString,
+        station: String,
         /// Its total count.
         total: u128,
     },
@@ -156,7 +167,7 @@ pub enum OverflowError {
     )]
     Sum {
         /// The station.
-        station: CompactString,
+        station: String,
         /// Its total sum, in tenths.
         total: i128,
     },
@@ -317,7 +328,7 @@ impl Merger {
 
     /// Merges in a partial.
     pub fn add(&mut self, partial: Partial) {
-        self.push(partial.summary.stations.into());
+        self.push(partial.summary.into_stations().into());
     }
 
     /// Reads the format from `reader` to its end and merges in every
@@ -401,7 +412,7 @@ impl Merger {
             merged = merge_two(run, merged);
         }
         if let Some(&(at, t)) = merged.wide.first() {
-            let station = merged.stations.swap_remove(at).0;
+            let station = merged.stations.swap_remove(at).0.into_string();
             return Err(match u64::try_from(t.count) {
                 Err(_) => OverflowError::Count {
                     station,
@@ -413,9 +424,7 @@ impl Merger {
                 },
             });
         }
-        Ok(Partial::from(Summary {
-            stations: merged.stations,
-        }))
+        Ok(Partial::from(Summary::from_sorted(merged.stations)))
     }
 
     fn push(&mut self, run: Run) {
@@ -504,7 +513,7 @@ mod tests {
 
     fn partial(stations: &[(&str, Stats)]) -> Partial {
         let stations = stations.iter().map(|&(n, s)| (n.into(), s)).collect();
-        Partial::from(Summary { stations })
+        Partial::from(Summary::from_sorted(stations))
     }
 
     #[test]
@@ -525,7 +534,7 @@ mod tests {
         assert_eq!(b.clone().merge(a.clone()).unwrap(), expected);
         assert_eq!(Partial::merge_all([a.clone()]).unwrap(), a);
         assert_eq!(Partial::merge_all([]).unwrap(), Partial::default());
-        assert_eq!(expected.clone().finish().stations, expected.stations());
+        assert!(expected.clone().finish().iter().eq(expected.iter()));
     }
 
     #[test]
@@ -546,16 +555,12 @@ mod tests {
         // Against a plain fold.
         let mut folded = std::collections::BTreeMap::<&str, Stats>::new();
         for p in &parts {
-            for (name, s) in p.stations() {
+            for (name, s) in p.iter() {
                 folded.entry(name).and_modify(|t| t.merge(s)).or_insert(*s);
             }
         }
         let folded: Vec<_> = folded.into_iter().collect();
-        let merged: Vec<_> = merged
-            .stations()
-            .iter()
-            .map(|(n, s)| (n.as_str(), *s))
-            .collect();
+        let merged: Vec<_> = merged.iter().map(|(n, s)| (n, *s)).collect();
         assert_eq!(merged, folded);
     }
 
@@ -582,7 +587,7 @@ mod tests {
         for order in orders {
             let merged = Partial::merge_all(order).unwrap();
             let expected = stats(-999, 999, 999 * n as i64, n + 2);
-            assert_eq!(merged.stations(), [("a".into(), expected)]);
+            assert!(merged.iter().eq([("a", &expected)]));
         }
         let full = partial(&[("b", stats(0, 0, 0, u64::MAX))]);
         let one = partial(&[("b", stats(0, 0, 0, 1))]);
@@ -696,10 +701,8 @@ mod tests {
             down.to_bytes(),
         ];
         let merged = read_all(&inputs).unwrap();
-        assert_eq!(
-            merged.stations(),
-            [("a".into(), stats(-999, 999, 999 * n as i64, n + 4))]
-        );
+        let expected = stats(-999, 999, 999 * n as i64, n + 4);
+        assert!(merged.iter().eq([("a", &expected)]));
         let mut merger = Merger::new();
         merger
             .read_all(inputs[..3].iter().map(|b| Ok(&b[..])))

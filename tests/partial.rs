@@ -63,7 +63,7 @@ proptest! {
         let shuffled = order.iter().filter_map(|&i| read.get(i).cloned());
         prop_assert_eq!(&Partial::merge_all(shuffled).unwrap(), &whole);
         prop_assert_eq!(&Partial::parse(&written.concat()).unwrap(), &whole);
-        let counted: u64 = whole.stations().iter().map(|(_, s)| s.count).sum();
+        let counted: u64 = whole.iter().map(|(_, s)| s.count).sum();
         prop_assert_eq!(counted, rows.len() as u64);
         prop_assert_eq!(whole.finish(), naive);
     }
@@ -104,8 +104,7 @@ proptest! {
         cut in any::<Index>(),
     ) {
         let stations: BTreeMap<String, Stats> = stations;
-        let stations = stations.into_iter().map(|(n, s)| (n.into(), s)).collect();
-        let partial = Partial::from(Summary { stations });
+        let partial = Partial::from(stations.into_iter().collect::<Summary>());
         let bytes = partial.to_bytes();
         prop_assert_eq!(&Partial::parse(&bytes).unwrap(), &partial);
         let mut merger = Merger::new();

@@ -152,7 +152,7 @@ proptest! {
         let naive = inputs(&paths).aggregate(Engine::Naive, &options).unwrap();
         let whole = inputs(&paths).aggregate(engines[0], &options).unwrap();
         prop_assert_eq!(&whole, &naive);
-        let counted: u64 = whole.stations.iter().map(|(_, s)| s.count).sum();
+        let counted: u64 = whole.iter().map(|(_, s)| s.count).sum();
         prop_assert_eq!(counted, rows.len() as u64);
         let whole = Partial::from(whole);
         for n in 1..=8u64 {

@@ -30,21 +30,20 @@ pub fn schema() -> Arc<Schema> {
 
 /// The summary's columns as one record batch.
 fn batch(summary: &brc::Summary) -> Result<RecordBatch, ArrowError> {
-    let stations = &summary.stations;
-    let name_bytes: usize = stations.iter().map(|(n, _)| n.len()).sum();
+    let name_bytes: usize = summary.iter().map(|(n, _)| n.len()).sum();
     if i32::try_from(name_bytes).is_err() {
         return Err(ArrowError::ComputeError(format!(
             "{name_bytes} bytes of station names do not fit an Arrow string column (2 GiB)"
         )));
     }
-    let names = StringArray::from_iter_values(stations.iter().map(|(n, _)| n.as_str()));
+    let names = StringArray::from_iter_values(summary.iter().map(|(n, _)| n));
     let tenths = |f: fn(&brc::Stats) -> i64| -> Result<ArrayRef, ArrowError> {
-        let values = stations.iter().map(|(_, s)| i128::from(f(s)));
+        let values = summary.iter().map(|(_, s)| i128::from(f(s)));
         Ok(Arc::new(
             Decimal128Array::from_iter_values(values).with_precision_and_scale(3, 1)?,
         ))
     };
-    let counts = (stations.iter())
+    let counts = (summary.iter())
         .map(|(name, s)| {
             i64::try_from(s.count).map_err(|_| {
                 ArrowError::ComputeError(format!("the count of {name} does not fit an int64"))

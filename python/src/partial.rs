@@ -43,7 +43,7 @@ impl Partial {
     }
 
     fn __len__(&self) -> usize {
-        self.inner.stations().len()
+        self.inner.len()
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
@@ -53,7 +53,7 @@ impl Partial {
     }
 
     fn __repr__(&self) -> String {
-        format!("<brc.Partial of {} stations>", self.inner.stations().len())
+        format!("<brc.Partial of {} stations>", self.inner.len())
     }
 
     /// Pickled as its bytes, the documented format.

@@ -55,11 +55,11 @@ impl Summary {
     }
 
     fn __repr__(&self) -> String {
-        format!("<brc.Summary of {} stations>", self.inner.stations.len())
+        format!("<brc.Summary of {} stations>", self.inner.len())
     }
 
     fn __len__(&self) -> usize {
-        self.inner.stations.len()
+        self.inner.len()
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {

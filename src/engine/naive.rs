@@ -11,8 +11,6 @@
 use std::collections::HashMap;
 use std::io::{self, BufRead};
 
-use compact_str::CompactString;
-
 use crate::entry::Summary;
 use crate::error::{DataError, Error};
 use crate::parse::{self, LineHead};
@@ -44,10 +42,7 @@ pub(crate) fn aggregate(mut input: impl BufRead) -> Result<Summary, Error> {
         }
         offset += len as u64;
     }
-    let mut stations: Vec<(CompactString, Stats)> =
-        map.into_iter().map(|(n, s)| (n.into(), s)).collect();
-    stations.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    Ok(Summary { stations })
+    Ok(map.into_iter().collect())
 }
 
 /// Reads the next line into `line` and returns the bytes it took, `\n`

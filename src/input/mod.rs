@@ -325,7 +325,7 @@ impl<I: Iterator<Item = (usize, io::Result<Part>)>> Job for PartsJob<'_, I> {
 
 /// A summary's stations as entries, to merge.
 fn entries(summary: Summary) -> Vec<Entry> {
-    (summary.stations.into_iter())
+    (summary.into_stations().into_iter())
         .map(|(name, stats)| Entry {
             name: RawName::from_slice(name.as_bytes()),
             stats,

@@ -239,7 +239,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     drop(bar);
     timings::phase("print", || print(&summary, cli.format.0, options.threads))?;
     if cli.timings {
-        let rows = summary.stations.iter().map(|(_, s)| s.count).sum();
+        let rows = summary.iter().map(|(_, s)| s.count).sum();
         let bytes = consumed.load(std::sync::atomic::Ordering::Relaxed);
         let threads = match cli.engine.0 {
             Engine::Naive => 1,
