@@ -24,8 +24,10 @@
 //!   bytes in memory and blocks of streams, input after input.
 //! - [`input`]: many inputs as one, a range or shard of them; opening files
 //!   and standard input, mapped or streamed, decompressed.
-//! - [`output`]: the output formats (official one-line, lines, JSON, CSV, partial).
-//! - [`partial`]: the exact, mergeable state of an aggregation, its text format, merging.
+//! - [`partial`]: the exact, mergeable state of an aggregation, its text format
+//!   (the writer and the reader), merging.
+//! - [`output`]: the output formats (official one-line, lines, JSON, CSV, and
+//!   partial, whose rows [`partial`] writes).
 //! - [`generate`]: the reproducible, parallel generator of measurement files.
 //! - [`alloc`]: the binary's global allocator, which puts big blocks on huge pages.
 //!

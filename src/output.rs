@@ -3,14 +3,15 @@
 //!
 //! Every format but `partial` prints min, mean and max with one decimal
 //! from exact tenths; the mean uses [`Stats::mean_tenths`], the official
-//! rounding. `partial` prints the exact state instead (see
-//! [`crate::partial`]).
+//! rounding. `partial` prints the exact state instead, in the format
+//! [`crate::partial`] writes and reads.
 
 use std::io::{self, Write};
 
 use compact_str::CompactString;
 
 use crate::entry::Summary;
+use crate::partial::write::{self as partial, csv_field};
 use crate::stats::Stats;
 
 /// How a summary is printed.
@@ -29,17 +30,6 @@ pub enum Format {
     /// The exact, mergeable state: `brc-partial v1` (docs/PARTIAL-FORMAT.md).
     Partial,
 }
-
-/// The partial format's name: the first word of a partial's first line,
-/// which [`Format::Partial`] writes and [`crate::partial`] reads.
-pub const PARTIAL_FORMAT: &str = "brc-partial";
-
-/// The partial format's version: the second word of a partial's first
-/// line.
-pub const PARTIAL_VERSION: &str = "v1";
-
-/// The second line of a partial: the CSV header.
-pub const PARTIAL_COLUMNS: &str = "station,count,sum,min,max";
 
 impl Format {
     /// Every format, by its command-line name.
@@ -157,16 +147,6 @@ fn json_string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-fn csv_field(out: &mut Vec<u8>, s: &str) {
-    if s.contains([',', '"', '\r', '\n']) {
-        out.push(b'"');
-        out.extend_from_slice(s.replace('"', "\"\"").as_bytes());
-        out.push(b'"');
-    } else {
-        out.extend_from_slice(s.as_bytes());
-    }
-}
-
 /// Renders a summary in the given format, final newline included.
 pub fn render(summary: &Summary, format: Format) -> Vec<u8> {
     let stations = summary.stations();
@@ -276,12 +256,7 @@ fn head(out: &mut Vec<u8>, format: Format, total: usize) {
         Format::Lines => out.extend_from_slice(b"{\n"),
         Format::Json => out.extend_from_slice(b"["),
         Format::Csv => out.extend_from_slice(b"station,min,mean,max,count\n"),
-        Format::Partial => {
-            let _ = writeln!(
-                out,
-                "{PARTIAL_FORMAT} {PARTIAL_VERSION} stations={total}\n{PARTIAL_COLUMNS}"
-            );
-        }
+        Format::Partial => partial::head(out, total),
     }
 }
 
@@ -341,10 +316,7 @@ fn render_stations(
                 min_mean_max(out, s, b',');
                 out.extend_from_slice(format!(",{}\n", s.count).as_bytes());
             }
-            Format::Partial => {
-                csv_field(out, name);
-                let _ = writeln!(out, ",{},{},{},{}", s.count, s.sum, s.min, s.max);
-            }
+            Format::Partial => partial::row(out, name, s),
         }
     }
 }

@@ -9,17 +9,19 @@
 //!
 //! Partials travel as text in the `brc-partial v1` format, specified in
 //! docs/PARTIAL-FORMAT.md: a first line naming the format, its version and
-//! the number of stations, then CSV (`station,count,sum,min,max`). The
-//! writer is [`Format::Partial`]; the reader
-//! ([`Partial::parse`], [`Merger::read`]) is strict, so that a truncated or
-//! corrupted partial is an error with its line ([`LineError`]), never a
-//! wrong answer.
+//! the number of stations, then CSV (`station,count,sum,min,max`). Both
+//! sides of the format live here: the writer ([`Partial::to_bytes`], and
+//! the output's `partial` format through it), and the reader
+//! ([`Partial::parse`], [`Merger::read`]), which is strict, so that a
+//! truncated or corrupted partial is an error with its line
+//! ([`LineError`]), never a wrong answer.
 //!
 //! [`Merger`] does the merging: it folds any number of partials, in memory
 //! or read from the format, into one, and reports a total that does not
 //! fit in 64 bits as an [`OverflowError`].
 
 mod read;
+pub(crate) mod write;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -29,16 +31,10 @@ use compact_str::CompactString;
 
 use crate::entry::Summary;
 use crate::error::Shown;
-use crate::output::{self, Format};
 use crate::stats::Stats;
 
 pub use read::{LineError, MAX_LINE_LEN};
-
-/// The format's name, its version and its CSV header, as the writer
-/// ([`Format::Partial`]) defines them.
-pub use crate::output::{
-    PARTIAL_COLUMNS as COLUMNS, PARTIAL_FORMAT as FORMAT, PARTIAL_VERSION as VERSION,
-};
+pub use write::{COLUMNS, FORMAT, VERSION};
 
 /// The exact per-station state of an aggregation, sorted by the bytes of
 /// the station names; see the [module documentation](self).
@@ -98,12 +94,13 @@ impl Partial {
 
     /// The partial in the `brc-partial v1` format.
     pub fn to_bytes(&self) -> Vec<u8> {
-        output::render(&self.summary, Format::Partial)
+        write::render(&self.summary)
     }
 
     /// Writes the partial in the `brc-partial v1` format.
-    pub fn write_to(&self, w: impl Write) -> io::Result<()> {
-        output::write(&self.summary, Format::Partial, w)
+    pub fn write_to(&self, mut w: impl Write) -> io::Result<()> {
+        w.write_all(&self.to_bytes())?;
+        w.flush()
     }
 
     /// Parses the `brc-partial v1` format: one partial, or several one
