@@ -22,6 +22,8 @@
 //! - [`shrink`]: a mapped file that shrinks while it is read: an error, not a crash.
 //! - `driver`: feeding the accumulators from one queue of work: chunks of
 //!   bytes in memory and blocks of streams, input after input.
+//! - `slice`: aggregating bytes the caller holds in memory, whole
+//!   ([`aggregate`]) or a range of an input.
 //! - [`input`]: many inputs as one, a range or shard of them; opening files
 //!   and standard input, mapped or streamed, decompressed.
 //! - [`partial`]: the exact, mergeable state of an aggregation, its text format
@@ -57,6 +59,7 @@ mod parse;
 pub mod partial;
 mod scan;
 pub mod shrink;
+mod slice;
 mod stats;
 mod table;
 pub mod timings;
@@ -65,8 +68,9 @@ mod tuning;
 pub use engine::{Engine, Options, MAX_THREADS};
 pub use entry::Summary;
 pub use error::{DataError, Error, ErrorKind};
-pub use input::{aggregate, InputError, Inputs, Shard, Source};
+pub use input::{InputError, Inputs, Shard, Source};
 pub use partial::Partial;
+pub use slice::aggregate;
 pub use stats::Stats;
 
 /// The internals that the benches, the integration tests and the flood

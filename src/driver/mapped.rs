@@ -6,7 +6,7 @@
 //! A mapped file's pages go back to the kernel once their chunk is fed, so
 //! a file of any size costs only the chunks in flight; a malformed line of
 //! any length costs no more: it is read a window at a time, each window
-//! released ([`judge_whole`](super::judge_whole)).
+//! released ([`judge_whole`](super::judge::judge_whole)).
 
 use std::ops::Range;
 use std::sync::Arc;

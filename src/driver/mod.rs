@@ -16,11 +16,14 @@
 //! input's bytes in order. A fault, a read error, an input that cannot be
 //! opened or a file that shrank is a failure at its rank, and the first
 //! in input order wins: no work past a known failure is dispatched or fed.
-//! The accumulators are handed in at the end through [`Finish`], and a
-//! faulty line's verdict is finished with [`judge_whole`].
+//! What feeding a piece of work reports is judged in [`judge`]: its first
+//! fault, its line judged whole, the UTF-8 of its lines checked. The
+//! accumulators are handed in at the end through [`Finish`].
 
 mod chunks;
 mod failure;
+mod finish;
+mod judge;
 mod mapped;
 mod stream;
 
@@ -37,12 +40,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use memmap2::Mmap;
 
+use self::finish::Finish;
+use self::judge::check;
 use self::mapped::SharedBytes;
 use self::stream::{Block, Counted, Reading};
 use crate::engine::{Accumulator, Options};
 use crate::entry::{merge_runs, Entry, Summary};
-use crate::error::{ErrorKind, Fault};
-use crate::parse::LineHead;
+use crate::error::Fault;
 use crate::shrink;
 use crate::timings::{self, WorkerClock};
 
@@ -297,9 +301,7 @@ impl<'a> Worker<'_, 'a> {
         let chunk = &bytes.bytes()[range.clone()];
         let release =
             |r: Range<usize>| bytes.release(r.start - place.base + lo..r.end - place.base + lo);
-        let fed = panic::catch_unwind(AssertUnwindSafe(|| {
-            stream::check(acc, chunk, offset, &release)
-        }));
+        let fed = panic::catch_unwind(AssertUnwindSafe(|| check(acc, chunk, offset, &release)));
         if bytes.shrank() {
             *acc = A::default();
             return Some(RankedFailure::io(place, place.base - 1, shrink::shrank()));
@@ -333,7 +335,7 @@ impl<'a> Worker<'_, 'a> {
             return None;
         }
         let bytes = &block.buf[..block.len];
-        match stream::check(acc, bytes, offset, &|_| {}) {
+        match check(acc, bytes, offset, &|_| {}) {
             Ok(()) => {
                 clock.chunk(bytes.len());
                 let newlines = stream::count_newlines(bytes);
@@ -360,136 +362,12 @@ impl<'a> Worker<'_, 'a> {
     }
 }
 
-/// Where a run's threads hand in their accumulators when their input is
-/// done. For an engine that sorts each accumulator
-/// ([`Accumulator::ABSORBS`] off), each thread sorts its own, side by side
-/// with the others. Otherwise the threads that finish first leave their
-/// accumulators here and the last one folds them into its own and sorts
-/// once: folding a million names' tables slot by slot costs less than the
-/// second sort and the merge (docs/PERFORMANCE.md, *The tables*).
-pub(crate) struct Finish<A> {
-    /// Accumulators left so far, and how many threads have finished.
-    left: std::sync::Mutex<(Vec<A>, usize)>,
-    threads: usize,
-}
-
-impl<A: Accumulator> Finish<A> {
-    /// For a run of `threads` threads, each of which calls
-    /// [`Finish::sorted`] once.
-    pub(crate) fn new(threads: usize) -> Finish<A> {
-        Finish {
-            left: std::sync::Mutex::new((Vec::new(), 0)),
-            threads,
-        }
-    }
-
-    /// A thread's share of the names, sorted, given its accumulator `acc`
-    /// (timed by `clock`): `None` if another thread will fold it into its
-    /// own.
-    pub(crate) fn sorted(&self, mut acc: A, clock: &mut WorkerClock) -> Option<Vec<Entry>> {
-        if A::ABSORBS {
-            let mut left = self.left.lock().unwrap_or_else(|e| e.into_inner());
-            left.1 += 1;
-            if left.1 < self.threads {
-                left.0.push(acc);
-                return None;
-            }
-            let others = std::mem::take(&mut left.0);
-            drop(left);
-            return Some(clock.sort(|| {
-                for other in others {
-                    acc.absorb(other);
-                }
-                acc.into_sorted()
-            }));
-        }
-        Some(clock.sort(|| acc.into_sorted()))
-    }
-}
-
-/// Finishes the verdict on a fault's line where [`Accumulator::feed`]
-/// judged it by its head: a line whose head holds no `;` is malformed either way, but
-/// a `;` further on makes it a name too long rather than a line without
-/// `;`. `input` is the input from byte `base` on; it is read from the
-/// fault's line on, a window at a time and only until the verdict is known,
-/// calling `release` with each window once read.
-pub(crate) fn judge_whole(
-    fault: Fault,
-    input: &[u8],
-    base: usize,
-    release: &dyn Fn(Range<usize>),
-) -> Fault {
-    if !matches!(fault.kind, ErrorKind::MissingSemicolon { .. }) {
-        return fault;
-    }
-    const WINDOW: usize = 4 << 20;
-    let mut line = LineHead::default();
-    let mut pos = fault.offset - base;
-    loop {
-        let end = input.len().min(pos + WINDOW);
-        let ended = line.extend(&input[pos..end]).is_some();
-        release(base + pos..base + end);
-        if ended || line.decided() || end == input.len() {
-            break;
-        }
-        pos = end;
-    }
-    match line.parse() {
-        Err(kind) => Fault { kind, ..fault },
-        Ok(_) => unreachable!("an engine found a valid line malformed: {fault:?}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use std::cell::RefCell;
-
     use super::*;
     use crate::aggregate;
     use crate::engine::Engine;
-    use crate::error::quoted;
     use crate::error::Error;
-
-    #[test]
-    fn a_long_faulty_line_is_judged_whole_a_window_at_a_time() {
-        let len = 9 << 20;
-        let input = [&b"a;1.0\n"[..], &vec![b'x'; len], b";1.0\nb;2.0\n"].concat();
-        // What an engine says, from the line's head.
-        let fault = || Fault {
-            offset: 6,
-            kind: ErrorKind::MissingSemicolon {
-                line: quoted(&input[6..]),
-            },
-        };
-        let whole = Fault {
-            offset: 6,
-            kind: ErrorKind::NameTooLong { len },
-        };
-        let released = RefCell::new(Vec::new());
-        let judged = judge_whole(fault(), &input, 0, &|r| released.borrow_mut().push(r));
-        assert_eq!(judged, whole);
-        let w = 4 << 20;
-        let windows = [6..6 + w, 6 + w..6 + 2 * w, 6 + 2 * w..input.len()];
-        assert_eq!(released.into_inner(), windows);
-        // From a block further on in the input, as on the stream path.
-        assert_eq!(judge_whole(fault(), &input[6..], 6, &|_| {}), whole);
-        // Every other fault was judged whole already.
-        let other = Fault {
-            offset: 0,
-            kind: ErrorKind::EmptyName,
-        };
-        let judged = judge_whole(other.clone(), &input, 0, &|_| panic!("read"));
-        assert_eq!(judged, other);
-        // And every engine says so.
-        let options = Options {
-            threads: 2,
-            chunk_size: 1 << 20,
-        };
-        for engine in Engine::ALL {
-            let got = aggregate(&input, engine, &options).unwrap_err();
-            assert_eq!(got, whole.clone().after_newlines(1), "{engine:?}");
-        }
-    }
 
     /// Inputs 0..n, streams and slices in turn, input `k` holding the
     /// lines `s<k>;<k>.0` and `all;1.0`, the last line without `\n` in

@@ -15,20 +15,16 @@
 //! A stream cannot be read twice, so what bytes in memory have done after
 //! the fact, on the error path, is done on each block while it is in hand:
 //! counting its lines ([`Counted`]; a fault's line number is the count
-//! before it). [`check`] does the other such thing for every chunk and
-//! block alike: checking the UTF-8 of what the engine fed, unless the
-//! engine does.
+//! before it).
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
-use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::Receiver;
 
-use super::judge_whole;
-use crate::engine::{Accumulator, Options};
-use crate::error::{ErrorKind, Fault};
-use crate::parse::{self, LineHead, MAX_LINE_LEN};
+use crate::engine::Options;
+use crate::error::Fault;
+use crate::parse::{LineHead, MAX_LINE_LEN};
 
 /// A block of whole lines in a buffer from the pool. The buffer is
 /// initialized to its full length once, when allocated; only `..len` is
@@ -291,54 +287,6 @@ impl Counted {
     }
 }
 
-/// Feeds a chunk or block of whole lines, starting at rank `offset`, and
-/// checks the UTF-8 of its lines before the first parse fault (unless the
-/// engine does): the first fault in it, as `naive` would report it. A
-/// faulty line is judged whole ([`judge_whole`]), calling `release` with
-/// the ranks of each window read.
-pub(super) fn check<A: Accumulator>(
-    acc: &mut A,
-    block: &[u8],
-    offset: usize,
-    release: &dyn Fn(Range<usize>),
-) -> Result<(), Fault> {
-    // The block holds the whole line, however long.
-    let parsed = acc
-        .feed(block, offset)
-        .map_err(|fault| judge_whole(fault, block, offset, release));
-    let checked = match &parsed {
-        Ok(()) => block.len(),
-        Err(f) => f.offset - offset,
-    };
-    // simdutf8 validates at memory speed with AVX2 where std's check
-    // showed in the pipe path's profile (docs/PERFORMANCE.md, *How data
-    // flows*); std finds the bad byte, rarely. Engines that check names
-    // themselves skip it.
-    if A::CHECKS_UTF8 || simdutf8::basic::from_utf8(&block[..checked]).is_ok() {
-        return parsed;
-    }
-    let Err(e) = std::str::from_utf8(&block[..checked]) else {
-        return parsed;
-    };
-    // The line holding the first invalid byte; ASCII `;` and `\n` never
-    // occur inside a multi-byte character, so lines are checked on their
-    // own.
-    let bad = e.valid_up_to();
-    let start = memchr::memrchr(b'\n', &block[..bad]).map_or(0, |i| i + 1);
-    let (line, _) = parse::line_at(block, start);
-    let kind = match parse::parse_line(line) {
-        Err(kind) => kind,
-        // The line parses, so the invalid byte is in its name.
-        Ok((name, _)) => ErrorKind::InvalidUtf8 {
-            name: name.to_vec(),
-        },
-    };
-    Err(Fault {
-        offset: offset + start,
-        kind,
-    })
-}
-
 /// The number of `\n` in `bytes`.
 pub(super) fn count_newlines(bytes: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', bytes).count() as u64
@@ -355,9 +303,10 @@ mod tests {
     use crate::driver::Content;
     use crate::engine::chunked::Chunked;
     use crate::engine::fast::{Fast, SwarEngine};
+    use crate::engine::Accumulator;
     use crate::engine::Engine;
     use crate::entry::Summary;
-    use crate::error::{DataError, Error};
+    use crate::error::{DataError, Error, ErrorKind};
 
     /// Aggregates `reader` as a run's one input.
     fn run<A: Accumulator>(reader: impl Read + Send, options: &Options) -> Result<Summary, Error> {

@@ -48,8 +48,7 @@ pub trait Accumulator: Default + Send {
     /// No more than [`HEAD_LEN`](crate::parse::HEAD_LEN) bytes of a line
     /// are read ([`parse::line_at`](crate::parse::line_at)), so a line
     /// longer than that with no `;` in them is reported as having none:
-    /// the driver finishes that verdict
-    /// ([`judge_whole`](crate::driver::judge_whole)).
+    /// the driver finishes that verdict (`driver::judge::judge_whole`).
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault>;
 
     /// Whether `feed` itself reports a name that is not UTF-8 as a fault

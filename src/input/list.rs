@@ -14,9 +14,7 @@ use std::str::FromStr;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-use super::{Input, Opened, Part, PartsJob};
-use crate::engine::{Engine, Options};
-use crate::entry::Summary;
+use super::{Input, Opened, Part};
 use crate::error::Error;
 
 /// Where an input comes from.
@@ -263,24 +261,6 @@ impl Inputs {
         Arc::clone(&self.consumed)
     }
 
-    /// Aggregates the inputs with `engine` into one summary, in memory
-    /// bounded by the threads and the chunk size, whatever the inputs'
-    /// number and size: the threads share one queue of chunks and blocks
-    /// from every input, so they stay busy across the inputs' boundaries.
-    pub fn aggregate(self, engine: Engine, options: &Options) -> Result<Summary, InputError> {
-        let sources: Vec<Source> = self.sources().cloned().collect();
-        let consumed = Arc::clone(&self.consumed);
-        let run = engine.run(PartsJob {
-            parts: self.parts(),
-            options,
-            consumed: &consumed,
-        });
-        run.map_err(|failed| InputError {
-            input: sources[failed.input].clone(),
-            error: failed.error,
-        })
-    }
-
     /// Each input with the byte where it starts among all of them.
     fn starts(&self) -> impl Iterator<Item = (u64, &Listed)> {
         let mut at = 0u64;
@@ -293,7 +273,7 @@ impl Inputs {
 
     /// The inputs this run reads, opened in turn as the iterator is
     /// advanced, each with its index in the list and the part of it read.
-    fn parts(self) -> impl Iterator<Item = (usize, io::Result<Part>)> {
+    pub(super) fn parts(self) -> impl Iterator<Item = (usize, io::Result<Part>)> {
         let placed: Vec<u64> = self.starts().map(|(at, _)| at).collect();
         let Inputs {
             listed,
@@ -445,33 +425,4 @@ fn list_dir(dir: &Path) -> io::Result<Vec<Listed>> {
             error: None,
         })
         .collect())
-}
-
-/// Aggregates the files and directories `paths` (no `-`: every path is a
-/// file or a directory) into one summary with `engine`, as [`Inputs`]
-/// reads them.
-pub fn aggregate_paths<P: AsRef<Path>>(
-    paths: impl IntoIterator<Item = P>,
-    engine: Engine,
-    options: &Options,
-) -> Result<Summary, InputError> {
-    let sources = paths.into_iter().map(|p| Source::File(p.as_ref().into()));
-    Inputs::new(sources).aggregate(engine, options)
-}
-
-/// Aggregates the lines of the file at `path` whose first byte lies in
-/// `range` of its bytes as stored, as [`Inputs::within`] reads them:
-/// ranges that tile the file (the last one reaching its end or beyond)
-/// read each line once between them, and each reads only its bytes and
-/// the end of its last line. A compressed file is read whole by the range
-/// holding its byte 0. An error's line number counts from the file's
-/// start.
-pub fn aggregate_file_range(
-    path: &Path,
-    range: Range<u64>,
-    engine: Engine,
-    options: &Options,
-) -> Result<Summary, InputError> {
-    let inputs = Inputs::new([Source::File(path.into())]).within(range);
-    inputs.aggregate(engine, options)
 }

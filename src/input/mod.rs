@@ -22,13 +22,18 @@
 //! inputs' bytes as stored, one input after the other. A mapped file is
 //! cut there; a stream cannot be, and is read whole by the range that
 //! holds its first byte.
+//!
+//! Opening an input is done here; listing the inputs, and the part of
+//! them a range or shard reads, in `list`; aggregating them, a job the
+//! engine does, in `job`.
 
 mod decode;
+mod job;
 mod list;
 mod window;
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek};
+use std::io::{self, Read, Seek};
 use std::ops::Range;
 use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
@@ -38,14 +43,10 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
-pub use self::list::{
-    aggregate_file_range, aggregate_paths, InputError, Inputs, Shard, ShardError, Source,
-};
-use crate::driver::{self, RunError};
-use crate::engine::{naive, Accumulator, Engine, Job, Options};
-use crate::entry::{merge_runs, Entry, RawName, Summary};
-use crate::error::{DataError, Error};
+pub use self::job::{aggregate_file_range, aggregate_paths};
+pub use self::list::{InputError, Inputs, Shard, ShardError, Source};
 use crate::shrink;
+pub use crate::slice::{aggregate, aggregate_slice};
 
 use self::decode::{Compression, Counting, SkipBom, BOM};
 
@@ -197,24 +198,6 @@ impl Input {
     pub fn consumed(&self) -> Arc<AtomicU64> {
         Arc::clone(&self.consumed)
     }
-
-    /// Aggregates the input with `engine`, in memory bounded by the
-    /// threads and the chunk size, not by the input's size.
-    pub fn aggregate(self, engine: Engine, options: &Options) -> Result<Summary, Error> {
-        let part = Part {
-            opened: self.opened,
-            window: 0..u64::MAX,
-            rest: 0,
-        };
-        let parts = std::iter::once((0, Ok(part)));
-        let consumed = &self.consumed;
-        let run = engine.run(PartsJob {
-            parts,
-            options,
-            consumed,
-        });
-        run.map_err(|failed| failed.error)
-    }
 }
 
 impl Opened {
@@ -238,194 +221,8 @@ struct Part {
     rest: u64,
 }
 
-impl Part {
-    /// The input as the parallel driver reads it.
-    fn into_content(self) -> driver::Content<'static> {
-        match self.opened {
-            Opened::Mapped {
-                map, origin, start, ..
-            } => {
-                let at =
-                    |n: u64| usize::try_from(n).map_or(usize::MAX, |n| origin.saturating_add(n));
-                driver::Content::Bytes(driver::Bytes {
-                    held: driver::Held::Map(map),
-                    lo: start,
-                    window: at(self.window.start)..at(self.window.end),
-                    rest: self.rest,
-                })
-            }
-            Opened::Stream(reader) => driver::Content::Stream(reader),
-        }
-    }
-
-    /// Aggregates the part with the naive engine: line by line from the
-    /// file (not the map: the oracle stays plain, and the file's pages never
-    /// enter this process) or the stream.
-    fn naive(self, consumed: &Arc<AtomicU64>) -> Result<Summary, Error> {
-        let Opened::Mapped {
-            file,
-            map,
-            origin,
-            start,
-        } = self.opened
-        else {
-            let Opened::Stream(reader) = self.opened else {
-                unreachable!("matched above")
-            };
-            return naive::aggregate(BufReader::with_capacity(NAIVE_BUFFER, reader));
-        };
-        let len = map.len() as u64;
-        let at = |n: u64| (origin as u64).saturating_add(n).min(len);
-        let window = at(self.window.start)..at(self.window.end);
-        let result = window::naive(&file, start as u64, window, len, consumed);
-        // Read through the file, a cut shows as a short last line or none.
-        if file.metadata()?.len() < len {
-            return Err(shrink::shrank().into());
-        }
-        result
-    }
-}
-
 /// The buffer size for the naive engine's line reader.
 const NAIVE_BUFFER: usize = 1 << 20;
-
-/// A run over opened parts, in order: `(index, part)` pairs, the index
-/// naming the input in a failure.
-struct PartsJob<'o, I> {
-    parts: I,
-    options: &'o Options,
-    consumed: &'o Arc<AtomicU64>,
-}
-
-impl<I: Iterator<Item = (usize, io::Result<Part>)>> Job for PartsJob<'_, I> {
-    type Output = Result<Summary, RunError>;
-
-    /// One part after the other, each one's summary merged into the
-    /// others'.
-    fn naive(self) -> Self::Output {
-        let mut merged = Vec::new();
-        for (input, part) in self.parts {
-            let summary = part
-                .map_err(Error::from)
-                .and_then(|p| p.naive(self.consumed));
-            let summary = summary.map_err(|error| RunError { input, error })?;
-            merged = merge_runs(vec![merged, entries(summary)]);
-        }
-        let summary = Summary::from_entries(merged, None);
-        Ok(summary.unwrap_or_else(|f| unreachable!("a summary's name is bad: {f:?}")))
-    }
-
-    fn parallel<A: Accumulator>(self) -> Self::Output {
-        let contents = self
-            .parts
-            .map(|(i, part)| (i, part.map(Part::into_content)));
-        driver::run::<A>(contents, self.options, self.consumed)
-    }
-}
-
-/// A summary's stations as entries, to merge.
-fn entries(summary: Summary) -> Vec<Entry> {
-    (summary.into_stations().into_iter())
-        .map(|(name, stats)| Entry {
-            name: RawName::from_slice(name.as_bytes()),
-            stats,
-            first: 0,
-        })
-        .collect()
-}
-
-/// Aggregates `input` with `engine`: the lines of a whole input held in
-/// memory. Like every `aggregate*` function, it takes what to read first,
-/// then the engine and its options.
-///
-/// ```
-/// use brc::output::{render, Format};
-/// use brc::{aggregate, Engine, Options};
-///
-/// let input = b"Oslo;-3.5\nLima;20.1\nOslo;2.5\n";
-/// let summary = aggregate(input, Engine::Fast, &Options::default())?;
-/// let official = render(&summary, Format::Official);
-/// assert_eq!(official, b"{Lima=20.1/20.1/20.1, Oslo=-3.5/-0.5/2.5}\n");
-/// # Ok::<(), brc::DataError>(())
-/// ```
-pub fn aggregate(input: &[u8], engine: Engine, options: &Options) -> Result<Summary, DataError> {
-    aggregate_slice(input, true, engine, options)
-}
-
-/// Aggregates the lines of `bytes`, a range of some input that the caller
-/// holds, with `engine`: for reading one input in pieces, each piece by
-/// its own call (and process, or machine), the pieces' summaries merged
-/// ([`Partial`](crate::Partial)).
-///
-/// The contract: the lines aggregated are those whose first byte lies in
-/// `bytes`. If `first_line_is_whole` is `false`, `bytes` starts inside a
-/// line (or just after its `\n`: the caller looks at the byte before
-/// the range, as [`Inputs::within`] does), which the piece before owns:
-/// everything up to and including the first `\n` is skipped. A line that
-/// starts in `bytes` must end in it: the caller extends its range through
-/// the end of its last line (past the range's end, up to and including
-/// the next `\n`, or to the end of the input), and the last line of
-/// `bytes` ends with it, `\n` or not. A byte-order mark is not skipped.
-///
-/// In an error, `offset` counts from `bytes[0]` and `line` is one more
-/// than the `\n` in `bytes` before the faulty line (the skipped partial
-/// line is line 1): the caller, who knows where `bytes` lie, can turn
-/// both into the input's.
-pub fn aggregate_slice(
-    bytes: &[u8],
-    first_line_is_whole: bool,
-    engine: Engine,
-    options: &Options,
-) -> Result<Summary, DataError> {
-    engine.run(SliceJob {
-        bytes,
-        first_line_is_whole,
-        options,
-    })
-}
-
-struct SliceJob<'a> {
-    bytes: &'a [u8],
-    first_line_is_whole: bool,
-    options: &'a Options,
-}
-
-impl Job for SliceJob<'_> {
-    type Output = Result<Summary, DataError>;
-
-    fn naive(self) -> Self::Output {
-        let skip = match self.first_line_is_whole {
-            true => 0,
-            false => memchr::memchr(b'\n', self.bytes).map_or(self.bytes.len(), |i| i + 1),
-        };
-        match naive::aggregate(&self.bytes[skip..]) {
-            Ok(summary) => Ok(summary),
-            Err(Error::Data(e)) => Err(DataError {
-                line: e.line + u64::from(skip > 0),
-                offset: e.offset + skip as u64,
-                ..e
-            }),
-            Err(Error::Io(e)) => unreachable!("reading a byte slice failed: {e}"),
-        }
-    }
-
-    fn parallel<A: Accumulator>(self) -> Self::Output {
-        // The first line start at or after byte 1 is after the first `\n`.
-        let start = usize::from(!self.first_line_is_whole);
-        let bytes = driver::Bytes {
-            held: driver::Held::Slice(self.bytes),
-            lo: 0,
-            window: start..usize::MAX,
-            rest: 0,
-        };
-        let contents = std::iter::once((0, Ok(driver::Content::Bytes(bytes))));
-        let run = driver::run::<A>(contents, self.options, &AtomicU64::new(0));
-        run.map_err(|failed| match failed.error {
-            Error::Data(e) => e,
-            Error::Io(e) => unreachable!("reading a byte slice failed: {e}"),
-        })
-    }
-}
 
 /// Maps `file` for reading, advised for how brc reads it.
 fn map(file: &File) -> io::Result<Mmap> {
@@ -496,6 +293,8 @@ fn grow_pipe(fd: &std::os::fd::OwnedFd) {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use crate::engine::{Engine, Options};
+    use crate::error::Error;
 
     /// The flags of the mapping of `path` in this process, as
     /// `/proc/self/smaps` lists them.
