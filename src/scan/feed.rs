@@ -6,7 +6,7 @@ use super::kernel::Kernel;
 use super::line::{line, short_value};
 use crate::bits::prefetch;
 use crate::parse::MAX_LINE_LEN;
-use crate::table::{Adder, SHORT};
+use crate::table::{ChunkAdder, SHORT};
 use crate::tuning::{AHEAD, BATCH, STREAMS};
 
 /// How [`super::scan_lockstep`] feeds rows to the table.
@@ -18,8 +18,9 @@ pub(super) enum Feed {
     Batched,
 }
 
-/// Parses [`STREAMS`] stretches of lines in lockstep, one line of each in
-/// turn: stream `k` from `ps[k]` while its lines start before `ends[k]`.
+/// Parses [`STREAMS`] stretches of `adder`'s chunk in lockstep, one line of
+/// each in turn: stream `k` from `ps[k]` while its lines start before
+/// `ends[k]`.
 /// Each line's start depends on the line before it, a chain of loads and
 /// bit tricks the CPU cannot shorten; independent streams give it other
 /// work while it waits (docs/PERFORMANCE.md, *The scanner*). Returns as soon as any
@@ -27,15 +28,15 @@ pub(super) enum Feed {
 /// `ps[k]` at the first line of stream `k` not yet added.
 ///
 /// # Safety
-/// `ends[k] + PAD <= buf.len()` for every `k`, and the kernel's CPU
-/// features are present.
+/// Every `ends[k] + PAD` is at most the chunk's length, and the kernel's
+/// CPU features are present.
 #[inline(always)]
 pub(super) unsafe fn lockstep<K: Kernel>(
-    adder: &mut Adder,
-    buf: &[u8],
+    adder: &mut ChunkAdder,
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
+    let buf = adder.chunk();
     // Written out three times below rather than looped over an array, and
     // as pointers rather than offsets, so that the compiler keeps each
     // stream's position in a register and needs none for the buffer's
@@ -97,7 +98,7 @@ struct Pending {
 /// # Safety
 /// As for [`line()`] at `*p`.
 #[inline(always)]
-unsafe fn step<K: Kernel>(adder: &mut Adder, p: &mut *const u8) -> bool {
+unsafe fn step<K: Kernel>(adder: &mut ChunkAdder, p: &mut *const u8) -> bool {
     prefetch_ahead(*p);
     // SAFETY: forwarded from the caller.
     match unsafe { line::<K>(adder, *p) } {
@@ -119,13 +120,14 @@ unsafe fn step<K: Kernel>(adder: &mut Adder, p: &mut *const u8) -> bool {
 /// Adding a row ahead of rows before it changes no sum; and if the table
 /// then refuses one of those, the input has a fault there, reported in
 /// the end however the rows after it were counted (see
-/// [`settle`](super::x86_64::settle)).
+/// [`settle_streams`](super::settle_streams)).
 ///
 /// # Safety
-/// As for [`line()`] at `*p` when `*p < end`.
+/// `buf` is `adder`'s chunk, `*p + PAD <= buf.len()` when `*p < end`, and
+/// the kernel's CPU features are present.
 #[inline(always)]
 unsafe fn parse_ahead<K: Kernel>(
-    adder: &mut Adder,
+    adder: &mut ChunkAdder,
     buf: &[u8],
     p: &mut usize,
     end: usize,
@@ -173,7 +175,7 @@ unsafe fn parse_ahead<K: Kernel>(
 /// the stream back to its line and returns `false`; the rows after it are
 /// dropped, to be parsed again from there.
 #[inline(always)]
-fn add_rows(adder: &mut Adder, p: &mut usize, rows: &[Pending]) -> bool {
+fn add_rows(adder: &mut ChunkAdder, p: &mut usize, rows: &[Pending]) -> bool {
     for row in rows {
         if !adder.add_short_hashed(row.hash, row.a, row.b, row.value) {
             *p = row.at;
@@ -192,11 +194,11 @@ fn add_rows(adder: &mut Adder, p: &mut usize, rows: &[Pending]) -> bool {
 /// As for [`lockstep`].
 #[inline(always)]
 pub(super) unsafe fn batched<K: Kernel>(
-    adder: &mut Adder,
-    buf: &[u8],
+    adder: &mut ChunkAdder,
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
+    let buf = adder.chunk();
     let [mut a, mut b, mut c] = *ps;
     let [ea, eb, ec] = *ends;
     let mut rows = [[Pending::default(); BATCH]; STREAMS];
@@ -206,8 +208,9 @@ pub(super) unsafe fn batched<K: Kernel>(
         let mut flowing = true;
         // A row added at once leaves its stream's count behind the others'.
         while flowing && na.max(nb).max(nc) < BATCH {
-            // SAFETY: `parse_ahead` reads only below each stream's end;
-            // bounds and CPU features forwarded from the caller.
+            // SAFETY: `buf` is the chunk; `parse_ahead` reads only below
+            // each stream's end; bounds and CPU features forwarded from the
+            // caller.
             flowing = unsafe {
                 parse_ahead::<K>(adder, buf, &mut a, ea, ra, &mut na)
                     && parse_ahead::<K>(adder, buf, &mut b, eb, rb, &mut nb)

@@ -2,7 +2,7 @@
 //! lowest level. The portable kernel is [`super::swar`]; on x86-64 with
 //! AVX2, [`super::x86_64`] has a vector one.
 
-use crate::table::Adder;
+use crate::table::ChunkAdder;
 
 /// What a kernel sees in the first bytes of a line.
 #[derive(Clone, Copy)]
@@ -49,14 +49,15 @@ pub(super) trait Kernel {
 
     /// Adds the row of the name of `len` bytes at `p` to the long names'
     /// table; `false` if the table refuses the name. The AVX2 kernel adds
-    /// it a row late ([`Adder::add_long_deferred_avx2`]): its `false` says
-    /// that the row deferred before was refused, and its scans end by
-    /// [`settle`](super::x86_64::settle), which finds that row.
+    /// it a row late ([`ChunkAdder::add_long_deferred_avx2`]): its `false`
+    /// says that the row deferred before was refused, and its scans end by
+    /// [`ChunkAdder::settle`], which finds that row.
     ///
     /// # Safety
-    /// `p` must be valid for reads of [`PAD`](super::PAD) bytes until the scan returns,
-    /// its first `;` at `p + len`, `SHORT < len <= MAX_NAME_LEN`.
-    unsafe fn add_long(adder: &mut Adder, p: *const u8, len: usize, value: i16) -> bool;
+    /// `p` must point into `adder`'s chunk, with [`PAD`](super::PAD) bytes
+    /// of it from `p`, its first `;` at `p + len`, `SHORT < len <=
+    /// MAX_NAME_LEN`.
+    unsafe fn add_long(adder: &mut ChunkAdder, p: *const u8, len: usize, value: i16) -> bool;
 
     /// [`line()`](super::line::line) for a line whose window found its
     /// first `;` at `win_len > SHORT` (the window's size if none): returns
@@ -65,15 +66,15 @@ pub(super) trait Kernel {
     /// (docs/PERFORMANCE.md, *The scanner*).
     ///
     /// # Safety
-    /// `p` valid for reads of [`PAD`](super::PAD) bytes until the scan
-    /// returns, and the kernel's CPU features are present.
-    unsafe fn long_line(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize>;
+    /// `p` points into `adder`'s chunk, with [`PAD`](super::PAD) bytes of
+    /// it from `p`, and the kernel's CPU features are present.
+    unsafe fn long_line(adder: &mut ChunkAdder, p: *const u8, win_len: usize) -> Option<usize>;
 
     /// [`Kernel::add_long`] for a name whose `;` is in the window, which a
     /// vector kernel cuts, hashes and compares as one vector
-    /// ([`Adder::add_long_head_avx2`]). Only vector kernels call it.
+    /// ([`ChunkAdder::add_long_head_avx2`]). Only vector kernels call it.
     ///
     /// # Safety
     /// As for [`Kernel::add_long`], and `len < 32`.
-    unsafe fn add_head(adder: &mut Adder, p: *const u8, len: usize, value: i16) -> bool;
+    unsafe fn add_head(adder: &mut ChunkAdder, p: *const u8, len: usize, value: i16) -> bool;
 }

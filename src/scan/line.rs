@@ -4,7 +4,7 @@
 use super::kernel::{Kernel, Window};
 use super::value::{parse_value, parse_value_as, signature};
 use crate::bits::load;
-use crate::table::{Adder, SHORT};
+use crate::table::{ChunkAdder, SHORT};
 
 /// The value of the line at `p`, whose window `win` found a short name,
 /// and how far after `p` the next line starts; `None` if the value is not
@@ -40,10 +40,10 @@ pub(super) unsafe fn short_value<K: Kernel>(p: *const u8, win: Window) -> Option
 /// caller hands it to the strict parser).
 ///
 /// # Safety
-/// `p` valid for reads of [`PAD`](super::PAD) bytes until the scan returns,
-/// and the kernel's CPU features are present.
+/// `p` points into `adder`'s chunk, with [`PAD`](super::PAD) bytes of it
+/// from `p`, and the kernel's CPU features are present.
 #[inline(always)]
-pub(super) unsafe fn line<K: Kernel>(adder: &mut Adder, p: *const u8) -> Option<usize> {
+pub(super) unsafe fn line<K: Kernel>(adder: &mut ChunkAdder, p: *const u8) -> Option<usize> {
     // Bounds of every unchecked access below: `PAD` bytes at `p`. The
     // window read touches `p..p + 32`, the value read
     // `p + len + 1..p + len + 9` with `len <= MAX_NAME_LEN` (`long_name`
@@ -58,7 +58,7 @@ pub(super) unsafe fn line<K: Kernel>(adder: &mut Adder, p: *const u8) -> Option<
         }
         Some(next)
     } else {
-        // SAFETY: PAD readable bytes at `p`; `win` is the window at `p`.
+        // SAFETY: forwarded from the caller; `win` is the window at `p`.
         unsafe { K::long_line(adder, p, win.len) }
     }
 }
@@ -68,22 +68,22 @@ pub(super) unsafe fn line<K: Kernel>(adder: &mut Adder, p: *const u8) -> Option<
 /// length, `\n` included. Kernels call it through [`Kernel::long_line`].
 ///
 /// # Safety
-/// `p` valid for reads of [`PAD`](super::PAD) bytes until the scan returns, and the
-/// kernel's CPU features are present.
+/// `p` points into `adder`'s chunk, with [`PAD`](super::PAD) bytes of it
+/// from `p`, and the kernel's CPU features are present.
 #[inline(always)]
 pub(super) unsafe fn long<K: Kernel>(
-    adder: &mut Adder,
+    adder: &mut ChunkAdder,
     p: *const u8,
     win_len: usize,
 ) -> Option<usize> {
     if K::VECTOR && win_len < K::WINDOW {
         // A name the window holds whole needs no search and one vector for
         // its key (see `table::long`).
-        // SAFETY: PAD readable bytes at `p`, the first `;` at `p + len`
-        // (the window's first), `SHORT < len < 32`.
+        // SAFETY: PAD bytes of the chunk at `p`, the first `;` at `p +
+        // len` (the window's first), `SHORT < len < 32`.
         unsafe { long_row::<K, true>(adder, p, win_len) }
     } else {
-        // SAFETY: PAD readable bytes at `p`; `win_len` is the window's.
+        // SAFETY: PAD bytes of the chunk at `p`; `win_len` is the window's.
         unsafe { long_line::<K>(adder, p, win_len) }
     }
 }
@@ -93,14 +93,18 @@ pub(super) unsafe fn long<K: Kernel>(
 /// length, `\n` included.
 ///
 /// # Safety
-/// `p` valid for reads of [`PAD`](super::PAD) bytes until the scan returns, and the
-/// kernel's CPU features are present.
+/// `p` points into `adder`'s chunk, with [`PAD`](super::PAD) bytes of it
+/// from `p`, and the kernel's CPU features are present.
 #[inline(always)]
-unsafe fn long_line<K: Kernel>(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
+unsafe fn long_line<K: Kernel>(
+    adder: &mut ChunkAdder,
+    p: *const u8,
+    win_len: usize,
+) -> Option<usize> {
     // SAFETY: `p` is valid for PAD bytes.
     let len = unsafe { K::long_name(p, win_len) }?;
-    // SAFETY: PAD readable bytes, the first `;` at `p + len` (`long_name`),
-    // and `SHORT < len <= 100`.
+    // SAFETY: PAD bytes of the chunk at `p`, the first `;` at `p + len`
+    // (`long_name`), and `SHORT < len <= 100`.
     unsafe { long_row::<K, false>(adder, p, len) }
 }
 
@@ -110,12 +114,12 @@ unsafe fn long_line<K: Kernel>(adder: &mut Adder, p: *const u8, win_len: usize) 
 /// [`Kernel::add_long`]. Returns the line's length, `\n` included.
 ///
 /// # Safety
-/// `p` valid for reads of [`PAD`](super::PAD) bytes until the scan returns, its first
-/// `;` at `p + len` with `SHORT < len <= MAX_NAME_LEN` (`len < 32` if
-/// `HEAD`), and the kernel's CPU features are present.
+/// `p` points into `adder`'s chunk, with [`PAD`](super::PAD) bytes of it
+/// from `p`, its first `;` at `p + len` with `SHORT < len <= MAX_NAME_LEN`
+/// (`len < 32` if `HEAD`), and the kernel's CPU features are present.
 #[inline(always)]
 unsafe fn long_row<K: Kernel, const HEAD: bool>(
-    adder: &mut Adder,
+    adder: &mut ChunkAdder,
     p: *const u8,
     len: usize,
 ) -> Option<usize> {
@@ -136,22 +140,23 @@ unsafe fn long_row<K: Kernel, const HEAD: bool>(
     added.then_some(len + 1 + used)
 }
 
-/// Parses lines of `buf` starting at `start` while they start before
-/// `limit`, adding each to the table.
+/// Parses lines of `adder`'s chunk starting at `start` while they start
+/// before `limit`, adding each to the table.
 ///
 /// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`,
 /// the start of a line the scanner does not accept; the caller hands that
 /// line to the strict parser and resumes after it.
 ///
 /// # Safety
-/// `limit + PAD <= buf.len()`, and the kernel's CPU features are present.
+/// `limit + PAD` is at most the chunk's length, and the kernel's CPU
+/// features are present.
 #[inline(always)]
 pub(super) unsafe fn lines<K: Kernel>(
-    adder: &mut Adder,
-    buf: &[u8],
+    adder: &mut ChunkAdder,
     start: usize,
     limit: usize,
 ) -> Result<usize, usize> {
+    let buf = adder.chunk();
     let mut p = start;
     while p < limit {
         // SAFETY: `p < limit`, so `p + PAD <= buf.len()`; CPU features

@@ -10,7 +10,8 @@
 //! the table refuses) makes the scanner stop and hand the line to the
 //! strict parser, so both always agree on what is valid. With AVX2, a row
 //! of a long name is added a row late, and a refusal is learnt when the
-//! scan ends.
+//! scan ends: every scan reads its chunk through a [`ChunkAdder`], which
+//! keeps such rows borrowing the chunk, and ends by settling them.
 //!
 //! A chunk is read as stretches side by side: each line's start depends
 //! on the line before, and independent stretches give the CPU other work
@@ -43,7 +44,7 @@ use self::feed::{batched, lockstep, Feed};
 use self::line::lines;
 use self::swar::Swar;
 pub use self::value::parse_value;
-use crate::table::Adder;
+use crate::table::{Adder, ChunkAdder};
 use crate::tuning::{BATCH_ODD_STRETCHES, KEEP_LONG_SHARE, LANES, SLICE, STREAMS};
 
 /// Bytes a line read may touch past its start: four 32-byte windows reach
@@ -89,18 +90,21 @@ pub(crate) fn scan(
     limit: usize,
 ) -> Result<usize, usize> {
     assert!(limit.saturating_add(PAD) <= buf.len());
-    #[cfg(target_arch = "x86_64")]
-    if avx2(dispatch) {
-        // SAFETY: bounds asserted above, AVX2 and BMI detected at run time.
-        let stop = unsafe { x86_64::lines_avx2(adder, buf, start, limit) };
-        // A refused long row comes before where the scan stopped.
-        return match x86_64::settle(adder, buf) {
-            Some(at) => Err(at),
-            None => stop,
-        };
+    let mut adder = adder.for_chunk(buf);
+    // SAFETY: bounds asserted above; AVX2 and BMI detected at run time,
+    // and SWAR needs no CPU feature.
+    let stop = unsafe {
+        match avx2(dispatch) {
+            #[cfg(target_arch = "x86_64")]
+            true => x86_64::lines_avx2(&mut adder, start, limit),
+            _ => lines::<Swar>(&mut adder, start, limit),
+        }
+    };
+    // A refused long row comes before where the scan stopped.
+    match adder.settle() {
+        Some(at) => Err(at),
+        None => stop,
     }
-    // SAFETY: bounds asserted above; SWAR needs no CPU feature.
-    unsafe { lines::<Swar>(adder, buf, start, limit) }
 }
 
 /// Parses [`STREAMS`] stretches of `buf` side by side: stream `k` from
@@ -143,7 +147,7 @@ pub(crate) fn scan_lockstep(
 /// the round where a stream met a line the scanner does not take: the
 /// next slice moves the streams before that one a line further (or, at
 /// a refused long row, re-reads its stream's rows after it, moot since
-/// the input then has a fault; see [`x86_64::settle`]).
+/// the input then has a fault; see [`settle_streams`]).
 fn plain_in_slices(
     dispatch: Dispatch,
     adder: &mut Adder,
@@ -209,32 +213,39 @@ fn scan_lanes_as(
     #[cfg(target_arch = "x86_64")]
     {
         let starts = *ps;
-        // SAFETY: bounds and AVX2 (with BMI) asserted above.
+        let mut adder = adder.for_chunk(buf);
+        // SAFETY: `buf` is the adder's chunk; bounds and AVX2 (with BMI)
+        // asserted above.
         unsafe {
             if keep {
-                x86_64::lanes_avx2::<true>(adder, buf, ps, ends);
+                x86_64::lanes_avx2::<true>(&mut adder, buf, ps, ends);
             } else {
-                x86_64::lanes_avx2::<false>(adder, buf, ps, ends);
+                x86_64::lanes_avx2::<false>(&mut adder, buf, ps, ends);
             }
         }
-        settle_streams(adder, buf, &starts, ps, ends);
+        settle_streams(adder, &starts, ps, ends);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = keep;
+    let _ = (keep, adder);
 }
 
-/// Moves back to it the stream of a refused long row, which the AVX2
-/// kernel learns of when its scan ends (see [`x86_64::settle`]): the
-/// streams started at `starts`.
-#[cfg(target_arch = "x86_64")]
+/// Ends a scan of streams side by side, started at `starts`, by
+/// [`ChunkAdder::settle`], and moves the stream of a refused long row back
+/// to it: the AVX2 kernel learns of such a row when its scan ends.
+///
+/// A deferred row's stream has moved on by the time it is added, so rows
+/// after a refused one are added too (the scan stops at the next long row,
+/// in whichever stream and queue). They are moot: every name the table
+/// refuses is a fault of the input, which the strict parser then reports
+/// at that line, the first of its stream (the streams are finished in
+/// input order, so the first fault reported is the input's first).
 fn settle_streams<const N: usize>(
-    adder: &mut Adder,
-    buf: &[u8],
+    adder: ChunkAdder,
     starts: &[usize; N],
     ps: &mut [usize; N],
     ends: &[usize; N],
 ) {
-    if let Some(at) = x86_64::settle(adder, buf) {
+    if let Some(at) = adder.settle() {
         let k = (0..N)
             .find(|&k| starts[k] <= at && at < ends[k])
             .expect("a deferred row lies in its stream");
@@ -252,26 +263,22 @@ fn scan_lockstep_as(
     ends: &[usize; STREAMS],
 ) {
     assert!(ends.iter().all(|e| e.saturating_add(PAD) <= buf.len()));
-    #[cfg(target_arch = "x86_64")]
-    if avx2(dispatch) {
-        let starts = *ps;
-        // SAFETY: bounds asserted above, AVX2 and BMI detected at run time.
-        unsafe {
-            match feed {
-                Feed::Plain => unreachable!("the plain feed with AVX2 is `scan_lanes`"),
-                Feed::Batched => x86_64::batched_avx2(adder, buf, ps, ends),
-            }
-        };
-        settle_streams(adder, buf, &starts, ps, ends);
-        return;
-    }
-    // SAFETY: bounds asserted above; SWAR needs no CPU feature.
+    let starts = *ps;
+    let mut adder = adder.for_chunk(buf);
+    // SAFETY: bounds asserted above; AVX2 and BMI detected at run time,
+    // and SWAR needs no CPU feature.
     unsafe {
-        match feed {
-            Feed::Plain => lockstep::<Swar>(adder, buf, ps, ends),
-            Feed::Batched => batched::<Swar>(adder, buf, ps, ends),
+        match (avx2(dispatch), feed) {
+            (true, Feed::Plain) => unreachable!("the plain feed with AVX2 is `scan_lanes`"),
+            #[cfg(target_arch = "x86_64")]
+            (true, Feed::Batched) => x86_64::batched_avx2(&mut adder, ps, ends),
+            #[cfg(not(target_arch = "x86_64"))]
+            (true, Feed::Batched) => unreachable!("AVX2 is x86-64's"),
+            (false, Feed::Plain) => lockstep::<Swar>(&mut adder, ps, ends),
+            (false, Feed::Batched) => batched::<Swar>(&mut adder, ps, ends),
         }
     }
+    settle_streams(adder, &starts, ps, ends);
 }
 
 #[cfg(test)]
@@ -297,7 +304,7 @@ mod tests {
     /// engine does, must meet the chunk's first fault first. The rows
     /// counted then are moot: a stream may have added rows past a refused
     /// long row when an earlier one was refused too (see
-    /// [`x86_64::settle`]).
+    /// [`settle_streams`]).
     fn lockstep_every_way(chunk: &[u8]) {
         for dispatch in [Dispatch::Best, Dispatch::Swar] {
             // Each feed over the whole stretch, and the plain one in slices

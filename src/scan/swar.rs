@@ -4,7 +4,7 @@
 use super::kernel::{Kernel, Window};
 use crate::bits::{load, matches};
 use crate::parse::MAX_NAME_LEN;
-use crate::table::{Adder, SHORT};
+use crate::table::{ChunkAdder, SHORT};
 
 /// Portable kernel: two 8-byte SWAR steps.
 pub(super) struct Swar;
@@ -24,19 +24,19 @@ impl Kernel for Swar {
     }
 
     #[inline(always)]
-    unsafe fn long_line(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
+    unsafe fn long_line(adder: &mut ChunkAdder, p: *const u8, win_len: usize) -> Option<usize> {
         // SAFETY: forwarded from the caller.
         unsafe { super::line::long::<Self>(adder, p, win_len) }
     }
 
     #[inline(always)]
-    unsafe fn add_long(adder: &mut Adder, p: *const u8, len: usize, value: i16) -> bool {
+    unsafe fn add_long(adder: &mut ChunkAdder, p: *const u8, len: usize, value: i16) -> bool {
         // SAFETY: the caller guarantees `len < PAD` readable bytes.
         adder.add_long(unsafe { std::slice::from_raw_parts(p, len) }, value)
     }
 
     #[inline(always)]
-    unsafe fn add_head(adder: &mut Adder, p: *const u8, len: usize, value: i16) -> bool {
+    unsafe fn add_head(adder: &mut ChunkAdder, p: *const u8, len: usize, value: i16) -> bool {
         // SAFETY: forwarded from the caller.
         unsafe { Self::add_long(adder, p, len, value) }
     }

@@ -1,6 +1,10 @@
 //! The [`Adder`]: how the scanners add rows to a [`Table`], holding the
-//! short table's slot array and shape ([`Shape`]) in registers.
+//! short table's slot array and shape ([`Shape`]) in registers; and the
+//! [`ChunkAdder`], an adder bound to the chunk of input it scans, which
+//! holds the long rows the AVX2 scanner adds a row late.
 
+#[cfg(target_arch = "x86_64")]
+use super::long;
 use super::{short, Table, SHORT};
 use crate::bits::prefetch;
 use crate::tuning::{BIG_TABLE, ROW_STEPS};
@@ -13,6 +17,11 @@ use crate::tuning::{BIG_TABLE, ROW_STEPS};
 pub struct Adder<'t> {
     pub(super) table: &'t mut Table,
     shape: Shape,
+    /// The shape held by the adder this one was made from by
+    /// [`Adder::for_chunk`], if any, which is given this one's whenever it
+    /// changes: that adder is sound again however this one ends, even
+    /// forgotten.
+    mirror: Option<&'t mut Shape>,
 }
 
 /// The short table's slot array and its shape, as an [`Adder`] holds them,
@@ -72,7 +81,7 @@ impl Shape {
     /// `self` is the shape of the short table's slot array as it is, which
     /// nothing else borrows, and `at` a [`Shape::home`].
     #[inline(always)]
-    unsafe fn tally_near(&self, at: usize, a: u64, b: u64, total: i64) -> bool {
+    unsafe fn add_if_near(&self, at: usize, a: u64, b: u64, total: i64) -> bool {
         // SAFETY: `slots` holds `mask + 1` bytes of slots (forwarded from
         // the caller); `& mask` keeps `at` a multiple of the slot size below
         // the array's size in bytes.
@@ -102,6 +111,7 @@ impl Adder<'_> {
                 shift: 0,
                 mask: 0,
             },
+            mirror: None,
         };
         adder.load();
         adder
@@ -109,9 +119,13 @@ impl Adder<'_> {
 
     /// Takes the short table's slot array and shape into the adder: when it
     /// is made, and after every insert and flood (the only things that
-    /// move the array or change its size).
+    /// move the array or change its size). The adder it was made from, if
+    /// any, takes it too.
     fn load(&mut self) {
         self.shape = Shape::of(&mut self.table.short);
+        if let Some(mirror) = &mut self.mirror {
+            **mirror = self.shape;
+        }
     }
 
     /// Adds a row of a name of at most [`SHORT`] bytes given as its key
@@ -159,7 +173,7 @@ impl Adder<'_> {
         // every insert and flood (the only things that move the array or
         // change its size). The adder holds the table's only borrow.
         // SAFETY: as above: the shape is the array's, nothing else's.
-        let found = unsafe { self.shape.tally_near(at, a, b, total) };
+        let found = unsafe { self.shape.add_if_near(at, a, b, total) };
         found || self.add_past_home(at, a, b, total)
     }
 
@@ -178,7 +192,7 @@ impl Adder<'_> {
         self.table.long.len() * share <= self.table.len().max(aside)
     }
 
-    /// The short table's shape, for [`Adder::tally_short_near`].
+    /// The short table's shape, for [`Adder::add_short_if_near`].
     pub(crate) fn shape(&self) -> Shape {
         self.shape
     }
@@ -197,7 +211,7 @@ impl Adder<'_> {
     /// `*shape == self.shape()`: taken since the adder last added a short
     /// name's row any other way.
     #[inline(always)]
-    pub(crate) unsafe fn tally_short_near(
+    pub(crate) unsafe fn add_short_if_near(
         &self,
         shape: &Shape,
         a: u64,
@@ -208,10 +222,10 @@ impl Adder<'_> {
         let at = shape.home(short::hash(a, b));
         // SAFETY: `shape` is the adder's (forwarded from the caller); see
         // `add_short_hashed`.
-        unsafe { shape.tally_near(at, a, b, total) }
+        unsafe { shape.add_if_near(at, a, b, total) }
     }
 
-    /// Adds a row that [`Adder::tally_short_near`] did not, given as its
+    /// Adds a row that [`Adder::add_short_if_near`] did not, given as its
     /// [`short::total`]: a key past its home slot and the next, or new, or in a
     /// flooded table's keyed table.
     pub(crate) fn add_short_past(&mut self, a: u64, b: u64, total: i64) -> bool {
@@ -240,7 +254,7 @@ impl Adder<'_> {
     fn walk(&mut self, mut at: usize, a: u64, b: u64, total: i64) -> bool {
         let value16 = total as i16;
         loop {
-            // SAFETY: as in `Shape::tally_near`, the shape being the
+            // SAFETY: as in `Shape::add_if_near`, the shape being the
             // adder's (see `add_short_hashed`).
             let s = unsafe { &mut *self.shape.slots.byte_add(at) };
             if s.a == a && s.b == b {
@@ -282,66 +296,6 @@ impl Adder<'_> {
         self.table.long.add(name, value)
     }
 
-    /// Adds the row of the long name of `len` bytes at `p` a row late, read
-    /// as AVX2 vectors straight from the input: it hashes the name and
-    /// starts fetching its slot, then adds the row it deferred before (whose
-    /// slot has had the time to come). Returns `false`, taking nothing, if
-    /// the table refused that row before; [`Adder::settle_long_avx2`] says
-    /// where it is.
-    ///
-    /// # Safety
-    /// `p` must be valid for reads of 128 bytes until the next call of
-    /// [`Adder::settle_long_avx2`], which must come before the adder is
-    /// dropped; its first `;` at `p + len` with `SHORT < len <= 100`, and
-    /// the CPU must have AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    pub unsafe fn add_long_deferred_avx2(&mut self, p: *const u8, len: usize, value: i16) -> bool {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.table.long.add_deferred_avx2(p, len, value) }
-    }
-
-    /// [`Adder::add_long_deferred_avx2`] for a name of `SHORT < len < 32`
-    /// bytes, whose `;` is in its first 32 bytes: the name is cut, hashed
-    /// and compared as one vector rather than four.
-    ///
-    /// # Safety
-    /// As for [`Adder::add_long_deferred_avx2`], and `len < 32`.
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    pub unsafe fn add_long_head_avx2(&mut self, p: *const u8, len: usize, value: i16) -> bool {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.table.long.add_head_avx2(p, len, value) }
-    }
-
-    /// Counts the row of the name of `SHORT < len < 32` bytes at `p` at
-    /// once if the long table holds the name in its home slot; `false`,
-    /// adding nothing, if not: the caller then adds it by
-    /// [`Adder::add_long_head_avx2`].
-    ///
-    /// # Safety
-    /// `p` valid for reads of 32 bytes, its first `;` at `p + len`, and
-    /// the CPU has AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    pub(crate) unsafe fn tally_long_head(&mut self, p: *const u8, len: usize, value: i16) -> bool {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.table.long.tally_head_home(p, len, value) }
-    }
-
-    /// Adds the long rows deferred last, if any (one per queue); returns
-    /// where the first line whose name the table refused since the last
-    /// call starts, if any.
-    ///
-    /// # Safety
-    /// The deferred row's bytes must still be valid (see
-    /// [`Adder::add_long_deferred_avx2`]), and the CPU must have AVX2.
-    #[cfg(target_arch = "x86_64")]
-    pub unsafe fn settle_long_avx2(&mut self) -> Option<*const u8> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.table.long.settle_avx2() }
-    }
-
     /// Adds a row of a name of any length (up to 100 bytes, no `;`).
     /// Returns `false`, adding nothing, for a name that is empty, holds a
     /// `\n` or is not UTF-8.
@@ -354,6 +308,182 @@ impl Adder<'_> {
             self.add_short(a, b, i64::from(value))
         } else {
             self.add_long(name, value)
+        }
+    }
+
+    /// This adder bound to `chunk`, the input a scan reads, until the scan
+    /// ends by [`ChunkAdder::settle`].
+    pub(crate) fn for_chunk<'c>(&mut self, chunk: &'c [u8]) -> ChunkAdder<'_, 'c> {
+        ChunkAdder {
+            adder: Adder {
+                table: &mut *self.table,
+                shape: self.shape,
+                mirror: Some(&mut self.shape),
+            },
+            chunk,
+            #[cfg(target_arch = "x86_64")]
+            deferred: long::Deferred::default(),
+        }
+    }
+}
+
+/// An [`Adder`] bound to the chunk of input a scan reads (see
+/// [`Adder::for_chunk`]), for `'c`. The AVX2 scanner adds a long row a row
+/// late ([`ChunkAdder::add_long_deferred_avx2`]), reading it again from the
+/// input then: the rows it keeps back borrow the chunk, so that none
+/// outlives its bytes, as the borrow checker sees. The scan ends by
+/// [`ChunkAdder::settle`], which adds them and says where a refused one
+/// starts.
+///
+/// Otherwise it is its adder ([`Deref`](std::ops::Deref)).
+pub(crate) struct ChunkAdder<'a, 'c> {
+    /// A copy of the adder it was made from, borrowing the same table:
+    /// its fields are at hand as that adder's were, where a reference to
+    /// it would make every row load them through one more pointer.
+    adder: Adder<'a>,
+    /// The input the scan reads.
+    chunk: &'c [u8],
+    /// The long rows kept back.
+    #[cfg(target_arch = "x86_64")]
+    deferred: long::Deferred<'c>,
+}
+
+impl<'a> std::ops::Deref for ChunkAdder<'a, '_> {
+    type Target = Adder<'a>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Adder<'a> {
+        &self.adder
+    }
+}
+
+impl std::ops::DerefMut for ChunkAdder<'_, '_> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.adder
+    }
+}
+
+impl<'c> ChunkAdder<'_, 'c> {
+    /// The input the scan reads.
+    #[inline(always)]
+    pub(crate) fn chunk(&self) -> &'c [u8] {
+        self.chunk
+    }
+
+    /// Whether the `n` bytes from `p` lie in the chunk: what the AVX2
+    /// methods require of their lines.
+    #[cfg(target_arch = "x86_64")]
+    fn holds(&self, p: *const u8, n: usize) -> bool {
+        let (start, at) = (self.chunk.as_ptr() as usize, p as usize);
+        start <= at && at + n <= start + self.chunk.len()
+    }
+
+    /// Adds the row of the long name of `len` bytes at `p` a row late, read
+    /// as AVX2 vectors straight from the chunk: it hashes the name and
+    /// starts fetching its bucket, then adds the row it deferred before
+    /// (whose bucket has had the time to come); see
+    /// [`long::Deferred::add_by_blocks`]. Returns `false`, taking nothing,
+    /// if the table refused that row; [`ChunkAdder::settle`] says where it
+    /// is.
+    ///
+    /// A call of its own: inlined into the scanner's loop (with the line's
+    /// parsing out of line instead), the 10K set was slower.
+    ///
+    /// # Safety
+    /// `p` must point into the chunk, with 128 bytes of it from `p`; its
+    /// first `;` at `p + len` with `SHORT < len <= 100`; and the CPU must
+    /// have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn add_long_deferred_avx2(
+        &mut self,
+        p: *const u8,
+        len: usize,
+        value: i16,
+    ) -> bool {
+        debug_assert!(self.holds(p, 128));
+        // SAFETY: the 128 bytes from `p` lie in the chunk, borrowed for
+        // `'c` (forwarded from the caller, as is the rest).
+        unsafe {
+            self.deferred
+                .add_by_blocks(&mut self.adder.table.long, p, len, value)
+        }
+    }
+
+    /// [`ChunkAdder::add_long_deferred_avx2`] for a name of `SHORT < len <
+    /// 32` bytes, whose `;` is in its first 32 bytes: the name is cut,
+    /// hashed and compared as one vector rather than four.
+    ///
+    /// # Safety
+    /// As for [`ChunkAdder::add_long_deferred_avx2`], and `len < 32`.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn add_long_head_avx2(
+        &mut self,
+        p: *const u8,
+        len: usize,
+        value: i16,
+    ) -> bool {
+        debug_assert!(self.holds(p, 128));
+        // SAFETY: as in `add_long_deferred_avx2`.
+        unsafe {
+            self.deferred
+                .add_by_head(&mut self.adder.table.long, p, len, value)
+        }
+    }
+
+    /// Counts the row of the name of `SHORT < len < 32` bytes at `p` at
+    /// once if the long table holds the name in its home bucket; `false`,
+    /// adding nothing, if not: the caller then adds it by
+    /// [`ChunkAdder::add_long_head_avx2`].
+    ///
+    /// # Safety
+    /// `p` valid for reads of 32 bytes, its first `;` at `p + len`, and
+    /// the CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub(crate) unsafe fn add_long_head_if_home(
+        &mut self,
+        p: *const u8,
+        len: usize,
+        value: i16,
+    ) -> bool {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.adder.table.long.add_head_if_home(p, len, value) }
+    }
+
+    /// Ends the scan: adds the long rows kept back, if any (one per queue:
+    /// see [`ChunkAdder::add_long_deferred_avx2`] and
+    /// [`ChunkAdder::add_long_head_avx2`]), and returns where in the chunk
+    /// the first line whose name the table refused starts, if any (only in
+    /// faulty input).
+    pub(crate) fn settle(mut self) -> Option<usize> {
+        let line = self.settle_rows()?;
+        Some(line as usize - self.chunk.as_ptr() as usize)
+    }
+
+    /// [`ChunkAdder::settle`], the refused line as an address.
+    fn settle_rows(&mut self) -> Option<*const u8> {
+        #[cfg(target_arch = "x86_64")]
+        return self
+            .deferred
+            .settle(&mut self.adder.table.long)
+            .map(|line| line.as_ptr());
+        #[cfg(not(target_arch = "x86_64"))]
+        None
+    }
+}
+
+impl Drop for ChunkAdder<'_, '_> {
+    /// Dropped unsettled, it adds the rows it kept back all the same, with
+    /// their chunk still borrowed; but not while a panic unwinds the scan:
+    /// the driver then drops the table, and the chunk's bytes may have
+    /// turned to zeros under it ([`crate::shrink`]).
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let refused = self.settle_rows();
+            debug_assert!(refused.is_none(), "a refused row went unreported");
         }
     }
 }

@@ -41,7 +41,7 @@ use crate::tuning::{
 };
 
 pub use adder::Adder;
-pub(crate) use adder::Shape;
+pub(crate) use adder::{ChunkAdder, Shape};
 use budget::Budget;
 pub use partition::{Partitions, Staging};
 pub(crate) use short::{ONE_ROW, SHORT};

@@ -4,7 +4,7 @@ use std::arch::x86_64::*;
 
 use crate::parse::MAX_NAME_LEN;
 use crate::scan::kernel::{Kernel, Window};
-use crate::table::Adder;
+use crate::table::ChunkAdder;
 
 /// Reads the two little-endian words at `p` with loads of their own,
 /// which the compiler cannot replace by moving bytes out of a vector
@@ -59,7 +59,7 @@ impl Kernel for Avx2 {
     }
 
     #[inline(always)]
-    unsafe fn long_line(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
+    unsafe fn long_line(adder: &mut ChunkAdder, p: *const u8, win_len: usize) -> Option<usize> {
         // SAFETY: forwarded from the caller, who runs this kernel only
         // where the CPU has AVX2 and BMI.
         unsafe {
@@ -72,17 +72,16 @@ impl Kernel for Avx2 {
     }
 
     #[inline(always)]
-    unsafe fn add_long(adder: &mut Adder, p: *const u8, len: usize, value: i16) -> bool {
-        // SAFETY: forwarded from the caller: PAD = 128 readable bytes
-        // until the scan returns, the `;` at `p + len`, AVX2 present as
-        // for `window`.
+    unsafe fn add_long(adder: &mut ChunkAdder, p: *const u8, len: usize, value: i16) -> bool {
+        // SAFETY: forwarded from the caller: PAD = 128 bytes of the chunk
+        // from `p`, the `;` at `p + len`, AVX2 present as for `window`.
         unsafe { adder.add_long_deferred_avx2(p, len, value) }
     }
 
     #[inline(always)]
-    unsafe fn add_head(adder: &mut Adder, p: *const u8, len: usize, value: i16) -> bool {
-        // SAFETY: forwarded from the caller: PAD readable bytes until
-        // the scan returns, the `;` at `p + len < p + 32`, AVX2 present.
+    unsafe fn add_head(adder: &mut ChunkAdder, p: *const u8, len: usize, value: i16) -> bool {
+        // SAFETY: forwarded from the caller: PAD = 128 bytes of the chunk
+        // from `p`, the `;` at `p + len < p + 32`, AVX2 present.
         unsafe { adder.add_long_head_avx2(p, len, value) }
     }
 
@@ -133,7 +132,7 @@ impl Kernel for Avx2 {
 /// and BMI.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 #[inline(never)]
-unsafe fn head_line_avx2(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
+unsafe fn head_line_avx2(adder: &mut ChunkAdder, p: *const u8, win_len: usize) -> Option<usize> {
     // SAFETY: forwarded from the caller.
     unsafe {
         std::hint::assert_unchecked(win_len < Avx2::WINDOW);
@@ -151,7 +150,7 @@ unsafe fn head_line_avx2(adder: &mut Adder, p: *const u8, win_len: usize) -> Opt
 /// As for [`Kernel::long_line`], `win_len == 32`, and the CPU has AVX2
 /// and BMI.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-unsafe fn far_line_avx2(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
+unsafe fn far_line_avx2(adder: &mut ChunkAdder, p: *const u8, win_len: usize) -> Option<usize> {
     // SAFETY: forwarded from the caller.
     unsafe {
         std::hint::assert_unchecked(win_len >= Avx2::WINDOW);

@@ -17,7 +17,7 @@
 
 use super::avx2::Avx2;
 use crate::scan::kernel::Kernel;
-use crate::table::Adder;
+use crate::table::ChunkAdder;
 
 /// Calls the function whose address is in `r11`, its System V arguments in
 /// `rdi`, `rsi`, `rdx` and `rcx`, and keeps every register the callee may
@@ -113,20 +113,21 @@ macro_rules! call {
     }};
 }
 
-/// [`Adder::add_short_past`] for the lanes' loop.
+/// [`Adder::add_short_past`](crate::table::Adder::add_short_past) for the
+/// lanes' loop.
 ///
 /// # Safety
 /// The CPU has AVX (the callee's saves use it).
 #[inline(always)]
-pub(super) unsafe fn add_short_past(adder: &mut Adder, a: u64, b: u64, total: i64) -> bool {
+pub(super) unsafe fn add_short_past(adder: &mut ChunkAdder, a: u64, b: u64, total: i64) -> bool {
     /// The callee, its arguments as the loop's `asm!` passes them.
     extern "sysv64" fn past(adder: usize, a: usize, b: usize, total: usize) -> usize {
-        // SAFETY: `adder` is the `&mut Adder` passed below, borrowed for
-        // the call.
-        let adder = unsafe { &mut *(adder as *mut Adder) };
+        // SAFETY: `adder` is the `&mut ChunkAdder` passed below, borrowed
+        // for the call.
+        let adder = unsafe { &mut *(adder as *mut ChunkAdder) };
         usize::from(adder.add_short_past(a as u64, b as u64, total as i64))
     }
-    let adder = adder as *mut Adder as usize;
+    let adder = adder as *mut ChunkAdder as usize;
     // SAFETY: `past` is an `extern "sysv64"` function of four `usize`
     // arguments; `keeping_registers` keeps what `call!` does not clobber, on
     // a CPU with AVX (forwarded from the caller).
@@ -138,15 +139,20 @@ pub(super) unsafe fn add_short_past(adder: &mut Adder, a: u64, b: u64, total: i6
 /// # Safety
 /// As for [`Kernel::add_head`] with the AVX2 kernel.
 #[inline(always)]
-pub(super) unsafe fn add_head(adder: &mut Adder, p: *const u8, len: usize, value: i16) -> bool {
+pub(super) unsafe fn add_head(
+    adder: &mut ChunkAdder,
+    p: *const u8,
+    len: usize,
+    value: i16,
+) -> bool {
     /// The callee, its arguments as the loop's `asm!` passes them.
     #[target_feature(enable = "avx2,bmi1,bmi2")]
     unsafe extern "sysv64" fn head(adder: usize, p: usize, len: usize, value: usize) -> usize {
-        // SAFETY: `adder` is the `&mut Adder` passed below, borrowed for
-        // the call; the rest is forwarded from the caller.
+        // SAFETY: `adder` is the `&mut ChunkAdder` passed below, borrowed
+        // for the call; the rest is forwarded from the caller.
         let added = unsafe {
             Avx2::add_head(
-                &mut *(adder as *mut Adder),
+                &mut *(adder as *mut ChunkAdder),
                 p as *const u8,
                 len,
                 value as i16,
@@ -154,7 +160,7 @@ pub(super) unsafe fn add_head(adder: &mut Adder, p: *const u8, len: usize, value
         };
         usize::from(added)
     }
-    let adder = adder as *mut Adder as usize;
+    let adder = adder as *mut ChunkAdder as usize;
     // SAFETY: as in `add_short_past`; `head`'s contract is the caller's.
     unsafe { call!(head, adder, p as usize, len, value as usize) != 0 }
 }
@@ -164,17 +170,21 @@ pub(super) unsafe fn add_head(adder: &mut Adder, p: *const u8, len: usize, value
 /// # Safety
 /// As for [`Avx2::long_line`].
 #[inline(always)]
-pub(super) unsafe fn long_line(adder: &mut Adder, p: *const u8, win_len: usize) -> Option<usize> {
+pub(super) unsafe fn long_line(
+    adder: &mut ChunkAdder,
+    p: *const u8,
+    win_len: usize,
+) -> Option<usize> {
     /// The callee, its arguments as the loop's `asm!` passes them; `0` for
     /// `None` (a line is never empty).
     #[target_feature(enable = "avx2,bmi1,bmi2")]
     unsafe extern "sysv64" fn line(adder: usize, p: usize, win_len: usize, _: usize) -> usize {
-        // SAFETY: `adder` is the `&mut Adder` passed below, borrowed for
-        // the call; the rest is forwarded from the caller.
-        unsafe { Avx2::long_line(&mut *(adder as *mut Adder), p as *const u8, win_len) }
+        // SAFETY: `adder` is the `&mut ChunkAdder` passed below, borrowed
+        // for the call; the rest is forwarded from the caller.
+        unsafe { Avx2::long_line(&mut *(adder as *mut ChunkAdder), p as *const u8, win_len) }
             .unwrap_or(0)
     }
-    let adder = adder as *mut Adder as usize;
+    let adder = adder as *mut ChunkAdder as usize;
     // SAFETY: as in `add_short_past`; `line`'s contract is the caller's.
     let n = unsafe { call!(line, adder, p as usize, win_len, 0usize) };
     (n != 0).then_some(n)

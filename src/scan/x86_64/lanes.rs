@@ -18,7 +18,7 @@ use super::keep;
 use crate::bits::{load, prefetch};
 use crate::parse::MAX_LINE_LEN;
 use crate::scan::kernel::Kernel;
-use crate::table::{Adder, Shape, ONE_ROW, SHORT};
+use crate::table::{ChunkAdder, Shape, ONE_ROW, SHORT};
 use crate::tuning::{AHEAD, LANES};
 
 /// The most bytes a line the scanner takes spans, its `\n` included.
@@ -210,11 +210,11 @@ struct Windows {
 /// take the row.
 ///
 /// # Safety
-/// `p[k]` valid for reads of PAD bytes until the scan returns, the CPU
-/// has AVX2 and BMI, and `*shape == adder.shape()`.
+/// `p[k]` points into `adder`'s chunk, with PAD bytes of it from `p[k]`,
+/// the CPU has AVX2 and BMI, and `*shape == adder.shape()`.
 #[inline(always)]
 unsafe fn row<const KEEP: bool>(
-    adder: &mut Adder,
+    adder: &mut ChunkAdder,
     shape: &mut Shape,
     p: &mut [*const u8; LANES],
     k: usize,
@@ -249,7 +249,7 @@ unsafe fn row<const KEEP: bool>(
         let (w0, w1) = unsafe { load_words(p[k]) };
         let (a, b) = (w0 & KEY_MASKS[0][len[k]], w1 & KEY_MASKS[1][len[k]]);
         // SAFETY: `shape` is the adder's (forwarded from the caller).
-        if !unsafe { adder.tally_short_near(shape, a, b, total) } {
+        if !unsafe { adder.add_short_if_near(shape, a, b, total) } {
             let added = if KEEP {
                 // SAFETY: the CPU has AVX2 (forwarded from the caller).
                 unsafe { keep::add_short_past(adder, a, b, total) }
@@ -277,11 +277,12 @@ unsafe fn row<const KEEP: bool>(
         };
         // The value: a total's low 16 bits.
         let value = total as i16;
-        // At once if its home slot holds it, else through the call.
-        // SAFETY: PAD readable bytes at `p[k]`, its first `;` at
+        // At once if its home bucket holds it, else through the call.
+        // SAFETY: PAD bytes of the chunk at `p[k]`, its first `;` at
         // `len[k] < 32`, the CPU has AVX2 (forwarded from the caller).
         let added = unsafe {
-            adder.tally_long_head(p[k], len[k], value) || keep::add_head(adder, p[k], len[k], value)
+            adder.add_long_head_if_home(p[k], len[k], value)
+                || keep::add_head(adder, p[k], len[k], value)
         };
         if !added {
             return false;
@@ -303,24 +304,30 @@ unsafe fn row<const KEEP: bool>(
     true
 }
 
-/// Parses [`LANES`] stretches of lines side by side, one line of each per
-/// round: lane `k` from `ps[k]` while its lines start before `ends[k]`.
+/// Parses [`LANES`] stretches of `adder`'s chunk side by side, one line of
+/// each per round: lane `k` from `ps[k]` while its lines start before
+/// `ends[k]`.
 /// Returns as soon as any lane is done, meets a line the scanner does not
 /// take, or the short table outgrows the L2 cache, with every `ps[k]` at
 /// the first line of lane `k` not yet added; rows of long names are added
 /// a row late, as [`Avx2::add_long`] says. With `KEEP`, the loop makes
 /// its calls through [`keep`], keeping its registers across them.
 ///
+/// `buf` is the adder's chunk, passed beside it: read from the adder, it
+/// changed how the compiler laid the loop out in registers, and the
+/// table's shape was then reloaded on every row.
+///
 /// # Safety
-/// `ends[k] + PAD <= buf.len()` for every `k`, and the CPU has AVX2 and
-/// BMI.
+/// `buf` is `adder`'s chunk, `ends[k] + PAD <= buf.len()` for every `k`,
+/// and the CPU has AVX2 and BMI.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
-    adder: &mut Adder,
+    adder: &mut ChunkAdder,
     buf: &[u8],
     ps: &mut [usize; LANES],
     ends: &[usize; LANES],
 ) {
+    debug_assert!(std::ptr::eq(buf, adder.chunk()));
     let base = buf.as_ptr();
     let mut p = ps.map(|i| base.wrapping_add(i));
     let e = ends.map(|i| base.wrapping_add(i));

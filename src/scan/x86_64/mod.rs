@@ -12,50 +12,27 @@ pub(super) use self::lanes::lanes as lanes_avx2;
 use self::avx2::Avx2;
 use super::feed::batched;
 use super::line::lines;
-use crate::table::Adder;
+use crate::table::ChunkAdder;
 use crate::tuning::STREAMS;
 
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 pub(super) unsafe fn lines_avx2(
-    adder: &mut Adder,
-    buf: &[u8],
+    adder: &mut ChunkAdder,
     start: usize,
     limit: usize,
 ) -> Result<usize, usize> {
     // SAFETY: forwarded from the caller (bounds; AVX2 and BMI present).
-    unsafe { lines::<Avx2>(adder, buf, start, limit) }
+    unsafe { lines::<Avx2>(adder, start, limit) }
 }
 
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 pub(super) unsafe fn batched_avx2(
-    adder: &mut Adder,
-    buf: &[u8],
+    adder: &mut ChunkAdder,
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
     // SAFETY: forwarded from the caller (bounds; AVX2 and BMI present).
-    unsafe { batched::<Avx2>(adder, buf, ps, ends) }
-}
-
-/// Adds the long rows the AVX2 kernel deferred, if any (one per queue: see
-/// [`Adder::add_long_deferred_avx2`] and [`Adder::add_long_head_avx2`]),
-/// and returns where in `buf` the first line whose name the table refused
-/// starts, if any. Every AVX2 scan ends here,
-/// while the rows it deferred are still in `buf`; the caller moves that
-/// line's stream back to it.
-///
-/// A deferred row's stream has moved on by the time it is added, so rows
-/// after a refused one are added too (the scan stops at the next long row,
-/// in whichever stream and queue). They are moot: every name the table
-/// refuses is a fault of the input, which the strict parser then reports
-/// at that line, the first of its stream (the streams are finished in
-/// input order, so the first fault reported is the input's first).
-pub(super) fn settle(adder: &mut Adder, buf: &[u8]) -> Option<usize> {
-    // SAFETY: only the AVX2 kernel defers rows, and the callers only run it
-    // where the CPU has AVX2; every row deferred since the last call is in
-    // `buf`, which the caller still borrows.
-    let at = unsafe { adder.settle_long_avx2() }?;
-    Some(at as usize - buf.as_ptr() as usize)
+    unsafe { batched::<Avx2>(adder, ps, ends) }
 }
 
 /// Whether this CPU has AVX2, and BMI1 and BMI2 (which every AVX2 CPU

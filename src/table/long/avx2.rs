@@ -4,7 +4,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{Key, Probe, Slot, KEY_SPAN, KEY_WORDS, SALT};
+use super::{Bucket, Key, Probe, KEY_SPAN, KEY_WORDS, SALT};
 
 /// Byte `i` is `i`: block `k`'s byte positions start at `32 * k`.
 static POSITIONS: [u8; KEY_SPAN] = {
@@ -18,7 +18,7 @@ static POSITIONS: [u8; KEY_SPAN] = {
 };
 
 /// All ones past the key's last 8 bytes in the fourth block, where a
-/// slot holds its stats.
+/// bucket holds its stats.
 static STATS_LANES: [u8; 32] = {
     let mut m = [0xff; 32];
     let mut i = 0;
@@ -184,13 +184,13 @@ impl Cut for Head {
 
 impl Probe for Head {
     #[inline(always)]
-    fn matches(&self, s: &Slot) -> bool {
-        // The first block decides: it holds this key's `;`, so a slot
+    fn matches(&self, s: &Bucket) -> bool {
+        // The first block decides: it holds this key's `;`, so a bucket
         // whose first block equals it holds the same name, and zeros
         // after it, as every key does.
-        // SAFETY: a slot is 128 bytes aligned to 128; AVX2 as in `hash`.
+        // SAFETY: a bucket is 128 bytes aligned to 128; AVX2 as in `hash`.
         unsafe {
-            let eq = _mm256_cmpeq_epi8(self.0, _mm256_load_si256((s as *const Slot).cast()));
+            let eq = _mm256_cmpeq_epi8(self.0, _mm256_load_si256((s as *const Bucket).cast()));
             _mm256_movemask_epi8(eq) == -1
         }
     }
@@ -206,9 +206,9 @@ impl Probe for Head {
 
 impl Probe for Blocks {
     #[inline(always)]
-    fn matches(&self, s: &Slot) -> bool {
-        let q = (s as *const Slot).cast::<__m256i>();
-        // SAFETY: a slot is 128 bytes aligned to 128, so the four
+    fn matches(&self, s: &Bucket) -> bool {
+        let q = (s as *const Bucket).cast::<__m256i>();
+        // SAFETY: a bucket is 128 bytes aligned to 128, so the four
         // aligned loads stay inside it; AVX2 as in `hash`.
         unsafe {
             let eq = |k: usize| _mm256_cmpeq_epi8(self.0[k], _mm256_load_si256(q.add(k)));

@@ -1,125 +1,119 @@
-//! The AVX2 path's rows added a row late: a long row's name is cut and
-//! hashed and its slot fetched, and the row is added when the next long
-//! row comes, its slot at hand by then ([`Long::add_deferred_avx2`]); or
-//! at once, where the slot is at hand already ([`Long::tally_head_home`]).
+//! The AVX2 path's long rows added a row late: a long row's name is cut
+//! and hashed and its bucket fetched, and the row is added when the next
+//! long row comes, its bucket at hand by then ([`Deferred`]); or at once,
+//! where the bucket is at hand already ([`Long::add_head_if_home`]).
+//!
+//! A row kept back is read again from the input when it is added: the
+//! [`Deferred`] that keeps it borrows the chunk of input the scanner reads,
+//! so that no row outlives its bytes, as the borrow checker sees.
 
-use super::{avx2, Long};
+use super::{avx2, Long, KEY_SPAN};
 use crate::bits::prefetch;
 
-/// A row added a row late ([`Long::add_deferred_avx2`]): where its line
-/// starts (an address), its name's length, hash and value.
-#[derive(Clone, Copy)]
-struct Row {
-    at: usize,
+/// A row added a row late ([`Deferred`]): its line's first [`KEY_SPAN`]
+/// bytes, as [`avx2::Cut::load`] reads them, borrowed from the chunk of
+/// input; its name's length, hash and value.
+struct Row<'c> {
+    line: &'c [u8; KEY_SPAN],
     len: usize,
     hash: u64,
     value: i16,
 }
 
-/// The rows kept back, one for each way a key is cut, and the first line
-/// whose name the table refused since the rows were last settled.
-#[derive(Clone, Default)]
-pub(super) struct Queue {
-    /// The row [`Long::add_deferred_avx2`] keeps back until the next.
-    blocks: Option<Row>,
-    /// The row [`Long::add_head_avx2`] keeps back until the next.
-    head: Option<Row>,
-    /// The first line start of a deferred row whose name was refused.
-    refused: Option<usize>,
+/// The long rows the AVX2 path keeps back while it scans a chunk of input
+/// borrowed for `'c`, one for each way a key is cut, and the first line
+/// whose name the table refused since they were last settled
+/// ([`Deferred::settle`]).
+#[derive(Default)]
+pub(in crate::table) struct Deferred<'c> {
+    /// The row [`Deferred::add_by_blocks`] keeps back until the next.
+    blocks: Option<Row<'c>>,
+    /// The row [`Deferred::add_by_head`] keeps back until the next.
+    head: Option<Row<'c>>,
+    /// The first line of a deferred row whose name was refused.
+    refused: Option<&'c [u8; KEY_SPAN]>,
 }
 
-impl Queue {
-    /// Whether no row is kept back.
-    pub(super) fn is_empty(&self) -> bool {
-        self.blocks.is_none() && self.head.is_none()
-    }
-}
-
-impl Long {
-    /// Adds the row of the name of `len` bytes at `p` a row late: cuts and
-    /// hashes the name as four AVX2 vectors read from `p` and starts
-    /// fetching its slot, then adds the row deferred before it (whose slot
-    /// has had the time to come) and keeps this one in its place. If the
-    /// table refused the row before, remembers its line for
-    /// [`Long::settle_avx2`] and returns `false` without taking this row:
+impl<'c> Deferred<'c> {
+    /// Adds the row of the name of `len` bytes at `p` to `long` a row late:
+    /// cuts and hashes the name as four AVX2 vectors read from `p` and
+    /// starts fetching its bucket, then adds the row deferred before it
+    /// (whose bucket has had the time to come) and keeps this one in its
+    /// place. If the table refused the row before, remembers its line for
+    /// [`Deferred::settle`] and returns `false` without taking this row:
     /// the caller stops there. (Returning a verdict, rather than none,
     /// also keeps the scanner's loop in its registers, which takes
     /// instructions off every short row.)
     ///
-    /// Why a row late: a long row's slot is 128 bytes at a hashed place,
+    /// Why a row late: a long row's bucket is 128 bytes at a hashed place,
     /// and its address waits for the name to be found, cut and hashed;
-    /// added at once, the row held the CPU while its slot came
+    /// added at once, the row held the CPU while its bucket came
     /// (docs/PERFORMANCE.md, *The tables*).
     ///
-    /// A call of its own: inlined into the scanner's loop (with the line's
-    /// parsing out of line instead), the 10K set was slower.
-    ///
     /// # Safety
-    /// `p` must be valid for reads of [`KEY_SPAN`](super::KEY_SPAN) bytes
-    /// until the next call of [`Long::settle_avx2`], its first `;` at
-    /// `p + len` with `len <= MAX_NAME_LEN`, and the CPU must have AVX2.
-    #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn add_deferred_avx2(
+    /// `p` must point into a chunk of input borrowed for `'c`, with
+    /// [`KEY_SPAN`] bytes of it from `p`; its first `;` at `p + len` with
+    /// `len <= MAX_NAME_LEN`; and the CPU must have AVX2.
+    #[inline(always)]
+    pub(in crate::table) unsafe fn add_by_blocks(
         &mut self,
+        long: &mut Long,
         p: *const u8,
         len: usize,
         value: i16,
     ) -> bool {
         // SAFETY: forwarded from the caller.
-        unsafe { self.defer::<avx2::Blocks>(p, len, value) }
+        unsafe { self.defer::<avx2::Blocks>(long, p, len, value) }
     }
 
-    /// [`Long::add_deferred_avx2`] for a name of `len < 32` bytes, whose
+    /// [`Deferred::add_by_blocks`] for a name of `len < 32` bytes, whose
     /// `;` is in the first 32 bytes: the name is cut, hashed and compared
     /// as one AVX2 vector ([`avx2::Head`]), and its rows are deferred
     /// among themselves.
     ///
     /// # Safety
-    /// As for [`Long::add_deferred_avx2`], with `len < 32`.
-    #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn add_head_avx2(&mut self, p: *const u8, len: usize, value: i16) -> bool {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.defer::<avx2::Head>(p, len, value) }
-    }
-
-    /// [`Long::add_head_avx2`]'s row counted at once, not a row late, if
-    /// its name's home slot holds it; `false`, adding nothing, if not (the
-    /// name is further on, new, or the table flooded), for the caller to
-    /// add it as usual. For a loop whose long names are few, their slots
-    /// at hand in L1: there the row-late add and its call cost a
-    /// 16–31-byte row more than its lookup (docs/PERFORMANCE.md, *Registers
-    /// across calls*).
-    ///
-    /// # Safety
-    /// `p` valid for reads of 32 bytes, its first `;` at `p + len` with
-    /// `len < 32`, and the CPU has AVX2.
+    /// As for [`Deferred::add_by_blocks`], with `len < 32`.
     #[inline(always)]
-    pub(crate) unsafe fn tally_head_home(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+    pub(in crate::table) unsafe fn add_by_head(
+        &mut self,
+        long: &mut Long,
+        p: *const u8,
+        len: usize,
+        value: i16,
+    ) -> bool {
         // SAFETY: forwarded from the caller.
-        let key = unsafe { <avx2::Head as avx2::Cut>::load(p, len) };
-        self.add_probe(&key, avx2::Cut::hash(&key), value, |_, _, _, _| false)
+        unsafe { self.defer::<avx2::Head>(long, p, len, value) }
     }
 
-    /// The body of [`Long::add_deferred_avx2`] and [`Long::add_head_avx2`],
+    /// The body of [`Deferred::add_by_blocks`] and [`Deferred::add_by_head`],
     /// whose keys are cut as `C`, each with its own deferred row.
     ///
     /// # Safety
-    /// As for [`Long::add_deferred_avx2`], and `C::load`'s.
+    /// As for [`Deferred::add_by_blocks`], and `C::load`'s.
     #[inline(always)]
-    unsafe fn defer<C: avx2::Cut>(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+    unsafe fn defer<C: avx2::Cut>(
+        &mut self,
+        long: &mut Long,
+        p: *const u8,
+        len: usize,
+        value: i16,
+    ) -> bool {
         // SAFETY: forwarded from the caller.
         let hash = unsafe { C::load(p, len) }.hash();
-        self.prefetch(hash);
+        long.prefetch(hash);
         if let Some(before) = self.queue::<C>().take() {
-            // SAFETY: `before` was deferred here, whose caller keeps its
-            // bytes valid until `settle_avx2`, not yet called.
-            unsafe { self.add_deferred_row::<C>(before) };
+            // SAFETY: the CPU has AVX2 (forwarded from the caller).
+            unsafe { self.add_row::<C>(long, before) };
         }
-        if self.deferred.refused.is_some() {
+        if self.refused.is_some() {
             return false;
         }
+        // SAFETY: `KEY_SPAN` bytes from `p` lie in a chunk borrowed for
+        // `'c` (forwarded from the caller), and a byte array needs no
+        // alignment.
+        let line = unsafe { &*p.cast::<[u8; KEY_SPAN]>() };
         *self.queue::<C>() = Some(Row {
-            at: p as usize,
+            line,
             len,
             hash,
             value,
@@ -129,62 +123,98 @@ impl Long {
 
     /// Where rows whose keys are cut as `C` wait.
     #[inline(always)]
-    fn queue<C: avx2::Cut>(&mut self) -> &mut Option<Row> {
+    fn queue<C: avx2::Cut>(&mut self) -> &mut Option<Row<'c>> {
         if C::HEAD {
-            &mut self.deferred.head
+            &mut self.head
         } else {
-            &mut self.deferred.blocks
+            &mut self.blocks
         }
     }
 
-    /// Adds the rows deferred last, if any (one in each queue), and returns
-    /// where the first line whose name the table refused since the last
-    /// call starts, if any (only in faulty input).
+    /// Adds the rows deferred last to `long`, if any (one in each queue),
+    /// and returns the line of the first name the table refused since the
+    /// last call, if any (only in faulty input).
+    pub(in crate::table) fn settle(&mut self, long: &mut Long) -> Option<&'c [u8; KEY_SPAN]> {
+        if self.blocks.is_some() || self.head.is_some() {
+            // SAFETY: only `defer` keeps rows back, whose callers guarantee
+            // that the CPU has AVX2.
+            unsafe { self.settle_avx2(long) };
+        }
+        self.refused.take()
+    }
+
+    /// [`Deferred::settle`]'s adds, compiled for AVX2.
     ///
     /// # Safety
-    /// The deferred row's bytes must still be valid (see
-    /// [`Long::add_deferred_avx2`]), and the CPU must have AVX2.
+    /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn settle_avx2(&mut self) -> Option<*const u8> {
-        if let Some(row) = self.deferred.blocks.take() {
+    unsafe fn settle_avx2(&mut self, long: &mut Long) {
+        if let Some(row) = self.blocks.take() {
             // SAFETY: forwarded from the caller.
-            unsafe { self.add_deferred_row::<avx2::Blocks>(row) };
+            unsafe { self.add_row::<avx2::Blocks>(long, row) };
         }
-        if let Some(row) = self.deferred.head.take() {
+        if let Some(row) = self.head.take() {
             // SAFETY: forwarded from the caller.
-            unsafe { self.add_deferred_row::<avx2::Head>(row) };
+            unsafe { self.add_row::<avx2::Head>(long, row) };
         }
-        self.deferred.refused.take().map(|at| at as *const u8)
     }
 
-    /// Adds a deferred row, remembering its line if the name is refused.
+    /// Adds a deferred row to `long`, remembering its line if the name is
+    /// refused.
     ///
     /// # Safety
-    /// The row's bytes must still be valid, and the CPU must have AVX2.
+    /// The CPU must have AVX2.
     #[inline(always)]
-    unsafe fn add_deferred_row<C: avx2::Cut>(&mut self, row: Row) {
-        // SAFETY: forwarded from the caller; `defer` checked the rest for
-        // this row.
-        let key = unsafe { C::load(row.at as *const u8, row.len) };
-        let past_home = |t: &mut Long, key: &C, home, value| {
-            // SAFETY: the row's name is its line's first `len` bytes, still
-            // valid (see above); a `C` exists only on a CPU with AVX2
-            // (`Cut::load`).
-            unsafe {
-                let name = std::slice::from_raw_parts(row.at as *const u8, row.len);
-                t.add_past_home_avx2(key, name, home, value)
-            }
+    unsafe fn add_row<C: avx2::Cut>(&mut self, long: &mut Long, row: Row<'c>) {
+        let Row {
+            line,
+            len,
+            hash,
+            value,
+        } = row;
+        // SAFETY: `line` holds `KEY_SPAN` bytes, still borrowed; `defer`
+        // cut this very key from them, so its `;` is at `len` within the
+        // cut's limit; AVX2 forwarded from the caller.
+        let key = unsafe { C::load(line.as_ptr(), len) };
+        // By `move`: a closure that borrowed the row kept it in memory.
+        let past_home = move |t: &mut Long, key: &C, home, value| {
+            // SAFETY: a `C` exists only on a CPU with AVX2 (`Cut::load`).
+            unsafe { t.add_past_home_avx2(key, line, len, home, value) }
         };
-        if !self.add_probe(&key, row.hash, row.value, past_home) {
+        if !long.add_probe(&key, hash, value, past_home) {
             // The first in the input is the one reported: the two queues'
             // refusals may come in either order.
-            let refused = &mut self.deferred.refused;
-            *refused = Some(refused.map_or(row.at, |at| at.min(row.at)));
+            let first = match self.refused {
+                Some(at) if at.as_ptr() < line.as_ptr() => at,
+                _ => line,
+            };
+            self.refused = Some(first);
         }
     }
+}
 
-    /// [`Long::add_past_home`] compiled for AVX2, out of line. Marked cold
-    /// too: `inline(never)` alone, the compiler inlined it all the same.
+impl Long {
+    /// [`Deferred::add_by_head`]'s row counted at once, not a row late, if
+    /// its name's home bucket holds it; `false`, adding nothing, if not
+    /// (the name is further on, new, or the table flooded), for the caller
+    /// to add it as usual. For a loop whose long names are few, their
+    /// buckets at hand in L1: there the row-late add and its call cost a
+    /// 16–31-byte row more than its lookup (docs/PERFORMANCE.md, *Registers
+    /// across calls*).
+    ///
+    /// # Safety
+    /// `p` valid for reads of 32 bytes, its first `;` at `p + len` with
+    /// `len < 32`, and the CPU has AVX2.
+    #[inline(always)]
+    pub(crate) unsafe fn add_head_if_home(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+        // SAFETY: forwarded from the caller.
+        let key = unsafe { <avx2::Head as avx2::Cut>::load(p, len) };
+        self.add_probe(&key, avx2::Cut::hash(&key), value, |_, _, _, _| false)
+    }
+
+    /// [`Long::add_past_home`] compiled for AVX2, out of line, for the
+    /// name of the first `len` bytes of `line`. Marked cold too:
+    /// `inline(never)` alone, the compiler inlined it all the same.
     ///
     /// # Safety
     /// The CPU must have AVX2.
@@ -194,60 +224,69 @@ impl Long {
     unsafe fn add_past_home_avx2<C: avx2::Cut>(
         &mut self,
         key: &C,
-        name: &[u8],
+        line: &[u8; KEY_SPAN],
+        len: usize,
         home: usize,
         value: i16,
     ) -> bool {
-        self.add_past_home(key, name, home, value)
+        self.add_past_home(key, &line[..len], home, value)
     }
 
-    /// Starts loading the home slot of a name whose hash is `hash`, both
+    /// Starts loading the home bucket of a name whose hash is `hash`, both
     /// its lines, without waiting for them.
     #[inline(always)]
     fn prefetch(&self, hash: u64) {
-        let slot = self
-            .slots
+        let bucket = self
+            .buckets
             .as_ptr()
             .wrapping_add((hash >> self.shift) as usize);
-        prefetch::<true, _>(slot);
-        prefetch::<true, _>(slot.cast::<u8>().wrapping_add(64));
+        prefetch::<true, _>(bucket);
+        prefetch::<true, _>(bucket.cast::<u8>().wrapping_add(64));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::tests::names;
-    use super::super::{Key, Probe, KEY_SPAN};
+    use super::super::{Key, Probe};
     use super::avx2::Cut;
     use super::*;
+    use crate::parse::MAX_NAME_LEN;
 
     /// Adds one row with AVX2, as the scanner does (by its head if the
     /// name is under 32 bytes), and settles it at once: `false` if refused.
     ///
     /// # Safety
-    /// As for [`Long::add_deferred_avx2`].
+    /// The first `;` of `line` at `len`, and the CPU has AVX2.
     #[target_feature(enable = "avx2")]
-    unsafe fn add_avx2(t: &mut Long, p: *const u8, len: usize, value: i16) -> bool {
+    unsafe fn add_avx2(t: &mut Long, line: &[u8], len: usize, value: i16) -> bool {
+        let mut deferred = Deferred::default();
         // SAFETY: forwarded from the caller.
-        unsafe {
-            add_line_avx2(t, p, len, value);
-            t.settle_avx2().is_none()
-        }
+        unsafe { add_line_avx2(&mut deferred, t, line, len, value) };
+        deferred.settle(t).is_none()
     }
 
     /// Adds one row with AVX2 a row late, by its head if the name is under
     /// 32 bytes, as the scanner does.
     ///
     /// # Safety
-    /// As for [`Long::add_deferred_avx2`].
+    /// The first `;` of `line` at `len`, and the CPU has AVX2.
     #[target_feature(enable = "avx2")]
-    unsafe fn add_line_avx2(t: &mut Long, p: *const u8, len: usize, value: i16) -> bool {
-        // SAFETY: forwarded from the caller.
+    unsafe fn add_line_avx2<'c>(
+        deferred: &mut Deferred<'c>,
+        t: &mut Long,
+        line: &'c [u8],
+        len: usize,
+        value: i16,
+    ) -> bool {
+        assert!(line.len() >= KEY_SPAN && len <= MAX_NAME_LEN);
+        // SAFETY: `KEY_SPAN` bytes of `line`, borrowed for `'c`; the rest
+        // forwarded from the caller.
         unsafe {
             if len < 32 {
-                t.add_head_avx2(p, len, value)
+                deferred.add_by_head(t, line.as_ptr(), len, value)
             } else {
-                t.add_deferred_avx2(p, len, value)
+                deferred.add_by_blocks(t, line.as_ptr(), len, value)
             }
         }
     }
@@ -262,6 +301,7 @@ mod tests {
     unsafe fn add_lines_avx2(t: &mut Long, text: &[u8]) -> (usize, Option<usize>) {
         let mut buf = text.to_vec();
         buf.extend_from_slice(&[0; KEY_SPAN]);
+        let mut deferred = Deferred::default();
         let mut p = 0;
         while p < text.len() {
             let len = buf[p..].iter().position(|&c| c == b';').unwrap();
@@ -270,14 +310,16 @@ mod tests {
             let value = (value.parse::<f64>().unwrap() * 10.0).round() as i16;
             // SAFETY: `KEY_SPAN` zeros follow the text; the first `;` at
             // `p + len`; AVX2 as the caller guarantees.
-            if !unsafe { add_line_avx2(t, buf.as_ptr().add(p), len, value) } {
+            if !unsafe { add_line_avx2(&mut deferred, t, &buf[p..], len, value) } {
                 break;
             }
             p = end + 1;
         }
-        // SAFETY: `buf` is still alive.
-        let refused = unsafe { t.settle_avx2() };
-        (p, refused.map(|at| at as usize - buf.as_ptr() as usize))
+        let refused = deferred.settle(t);
+        (
+            p,
+            refused.map(|at| at.as_ptr() as usize - buf.as_ptr() as usize),
+        )
     }
 
     #[test]
@@ -337,9 +379,7 @@ mod tests {
             let mut t = Long::default();
             // SAFETY: AVX2 was detected.
             assert_eq!(unsafe { add_lines_avx2(&mut t, text) }, (stop, refused));
-            // Nothing is left to settle, and every good row before counts.
-            // SAFETY: as above; nothing deferred.
-            assert!(unsafe { t.settle_avx2() }.is_none());
+            // Every good row before counts.
             let sorted = t.into_sorted();
             assert_eq!(sorted.len(), 1);
             assert_eq!(
@@ -373,13 +413,13 @@ mod tests {
                 assert_eq!(head.key(), words, "{name:?}");
                 assert_eq!(head.hash(), words.hash(), "{name:?}");
             }
-            // Fed by both paths in turn, each name takes one slot.
+            // Fed by both paths in turn, each name takes one bucket.
             let value = round as i16;
             let added = if round % 2 == 0 {
                 t.add(name, value)
             } else {
                 // SAFETY: as above.
-                unsafe { add_avx2(&mut t, line.as_ptr(), name.len(), value) }
+                unsafe { add_avx2(&mut t, &line, name.len(), value) }
             };
             assert_eq!(added, std::str::from_utf8(name).is_ok());
         }

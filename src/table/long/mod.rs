@@ -1,7 +1,7 @@
 //! Names longer than [`SHORT`](super::short::SHORT) bytes, each kept whole
-//! in a 128-byte slot together with its stats.
+//! in a 128-byte bucket together with its stats.
 //!
-//! A slot's key is the name, its `;` and zeros: 104 bytes, where the
+//! A bucket's key is the name, its `;` and zeros: 104 bytes, where the
 //! longest name and its `;` take 101. As in the short table, the `;` makes
 //! the key say the name's length (a name holds no `;`), so equality is one
 //! compare of the whole key, with no length check and no loop; a hash match
@@ -12,31 +12,34 @@
 //! The key is laid out as four 32-byte blocks, the way four vector loads
 //! read a line: with AVX2 a row's name is cut, hashed and compared straight
 //! from the input, with no loop and no branch on its length, and the row is
-//! added a row late, so that its slot is fetched while the scanner parses
-//! the lines after it ([`Long::add_deferred_avx2`]). Elsewhere the same
-//! hash and compare run a word at a time ([`Long::add`]). Both give the
-//! same hash (tested), so one table can be fed by both.
+//! added a row late, so that its bucket is fetched while the scanner
+//! parses the lines after it ([`Deferred`]). Elsewhere the same hash and
+//! compare run a word at a time ([`Long::add`]). Both give the same hash
+//! (tested), so one table can be fed by both.
 //!
 //! A name of under 32 bytes has its `;` in the first block, and the other
 //! three are zeros: with AVX2 it is cut, hashed and compared as that one
-//! block ([`Long::add_head_avx2`]). The zero blocks add a constant to the
+//! block ([`Deferred::add_by_head`]). The zero blocks add a constant to the
 //! hash's fold, so the hash is the same; and the first block decides
-//! equality, since a slot whose first block holds the same bytes and `;`
+//! equality, since a bucket whose first block holds the same bytes and `;`
 //! holds the same name. Names of 16 to 31 bytes are a few percent of the
 //! rows of both the 413 and the 10K sets, and are taken this way, their
 //! rows deferred among themselves (docs/PERFORMANCE.md, *The tables*).
 //!
-//! Why whole names in the slot: a name's first 16 bytes in a 64-byte slot
-//! and the rest in an arena made a row read its slot and then, depending
-//! on it, the arena; and a hash and compare that looped over the name's
-//! words mispredicted the loops' exits on names of random lengths. The
-//! 10K set's long rows are one in six of its rows, and cost far more than
-//! their share (docs/PERFORMANCE.md, *The tables*).
+//! Why whole names in the bucket: a name's first 16 bytes in a 64-byte
+//! bucket and the rest in an arena made a row read its bucket and then,
+//! depending on it, the arena; and a hash and compare that looped over the
+//! name's words mispredicted the loops' exits on names of random lengths.
+//! The 10K set's long rows are one in six of its rows, and cost far more
+//! than their share (docs/PERFORMANCE.md, *The tables*).
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod deferred;
+
+#[cfg(target_arch = "x86_64")]
+pub(super) use deferred::Deferred;
 
 use bytemuck::{Pod, Zeroable};
 
@@ -47,7 +50,7 @@ use crate::parse::MAX_NAME_LEN;
 use crate::stats::Stats;
 use crate::tuning::LONG_SLOTS;
 
-/// Words of a slot's key: the longest name and its `;`, rounded up to a
+/// Words of a bucket's key: the longest name and its `;`, rounded up to a
 /// word.
 const KEY_WORDS: usize = 13;
 const _: () = assert!(MAX_NAME_LEN < 8 * KEY_WORDS);
@@ -75,8 +78,8 @@ impl Key {
         }))
     }
 
-    /// The key stored in a slot.
-    fn of(s: &Slot) -> Key {
+    /// The key stored in a bucket.
+    fn of(s: &Bucket) -> Key {
         let mut key = Key([0; KEY_SPAN / 8]);
         key.0[..KEY_WORDS].copy_from_slice(&s.key);
         key
@@ -160,11 +163,13 @@ pub(super) fn solve(name: &[u8], hash: u64) -> u64 {
     (hash ^ rest).wrapping_mul(crate::bits::inverse(K[0])) ^ fold[0]
 }
 
-/// One station: its key and its stats. All zeros is an empty slot (a
-/// station has a count of at least 1).
+/// One station of the long table: its whole key (the name itself) and its
+/// stats, in 128 bytes, where the short table keeps a name of at most 16
+/// bytes in a slot of 32. All zeros is an empty bucket (a station has a
+/// count of at least 1).
 #[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, align(128))]
-struct Slot {
+struct Bucket {
     key: [u64; KEY_WORDS],
     sum: i64,
     count: u64,
@@ -173,12 +178,12 @@ struct Slot {
     _pad: u32,
 }
 
-/// Slots of a flooded table, all empty: as many as the smallest table
+/// Buckets of a flooded table, all empty: as many as the smallest table
 /// has, so that its shape needs no special case.
-const FLOODED_SLOTS: usize = 8;
+const FLOODED_BUCKETS: usize = 8;
 
-impl Slot {
-    /// The slot's stats.
+impl Bucket {
+    /// The bucket's stats.
     fn stats(&self) -> Stats {
         super::stats(self.sum, self.count, self.min, self.max)
     }
@@ -191,9 +196,9 @@ impl Slot {
         super::widen(&mut self.min, &mut self.max, value);
     }
 
-    /// Folds another slot's stats into this one's, as when two tables are
+    /// Folds another bucket's stats into this one's, as when two tables are
     /// folded into one.
-    fn fold(&mut self, other: &Slot) {
+    fn fold(&mut self, other: &Bucket) {
         self.sum += other.sum;
         self.count += other.count;
         self.min = self.min.min(other.min);
@@ -203,14 +208,14 @@ impl Slot {
 
 /// A row's key as a lookup holds it: as words ([`Key`]) or as vectors.
 trait Probe {
-    /// Whether slot `s` holds this key.
-    fn matches(&self, s: &Slot) -> bool;
+    /// Whether bucket `s` holds this key.
+    fn matches(&self, s: &Bucket) -> bool;
     fn key(&self) -> Key;
 }
 
 impl Probe for Key {
     #[inline(always)]
-    fn matches(&self, s: &Slot) -> bool {
+    fn matches(&self, s: &Bucket) -> bool {
         // One branch for the whole key.
         (0..KEY_WORDS).fold(0, |d, i| d | (s.key[i] ^ self.0[i])) == 0
     }
@@ -225,21 +230,18 @@ impl Probe for Key {
 /// caller sends only long ones here).
 #[derive(Clone)]
 pub(super) struct Long {
-    slots: Vec<Slot>,
-    /// `slots.len() - 1`; the length is a power of two.
+    buckets: Vec<Bucket>,
+    /// `buckets.len() - 1`; the length is a power of two.
     mask: usize,
-    /// `64 - log2(slots.len())`: a hash's home slot is `hash >> shift`.
+    /// `64 - log2(buckets.len())`: a hash's home bucket is `hash >> shift`.
     shift: u32,
-    /// Occupied slots.
+    /// Occupied buckets.
     len: usize,
-    /// Probe steps past home slots the table may still take.
+    /// Probe steps past home buckets the table may still take.
     pub(super) budget: Budget,
     /// Where the names are once the table has spent its probe steps
-    /// ([`Long::flood`]); its few slots then stay empty, matching no key.
+    /// ([`Long::flood`]); its few buckets then stay empty, matching no key.
     keyed: Option<Keyed<RawName>>,
-    /// The rows the AVX2 path keeps back ([`deferred`]).
-    #[cfg(target_arch = "x86_64")]
-    deferred: deferred::Queue,
 }
 
 impl Default for Long {
@@ -249,18 +251,16 @@ impl Default for Long {
 }
 
 impl Long {
-    /// A table with `slots` slots (rounded up to a power of two).
-    pub(super) fn with_capacity(slots: usize) -> Long {
-        let n = slots.next_power_of_two().max(8);
+    /// A table with `buckets` buckets (rounded up to a power of two).
+    pub(super) fn with_capacity(buckets: usize) -> Long {
+        let n = buckets.next_power_of_two().max(8);
         Long {
-            slots: vec![Slot::zeroed(); n],
+            buckets: vec![Bucket::zeroed(); n],
             mask: n - 1,
             shift: 64 - n.trailing_zeros(),
             len: 0,
             budget: Budget::new(),
             keyed: None,
-            #[cfg(target_arch = "x86_64")]
-            deferred: deferred::Queue::default(),
         }
     }
 
@@ -275,8 +275,8 @@ impl Long {
     }
 
     /// Moves every name to a keyed table, for good, and leaves a few empty
-    /// slots, as [`Short::flood`](super::short::Short::flood) does: every
-    /// row then misses its home slot, which sends it out of the AVX2 path's
+    /// buckets, as [`Short::flood`](super::short::Short::flood) does: every
+    /// row then misses its home bucket, which sends it out of the AVX2 path's
     /// loop ([`Long::add_past_home`]), and on to the keyed table. Does
     /// nothing to a flooded table.
     #[cold]
@@ -286,12 +286,12 @@ impl Long {
             return;
         }
         let mut keyed = Keyed::with_capacity(self.len);
-        for s in self.slots.iter().filter(|s| s.count != 0) {
+        for s in self.buckets.iter().filter(|s| s.count != 0) {
             keyed.fold(RawName::from_slice(Key::of(s).name()), s.stats());
         }
-        self.slots = vec![Slot::zeroed(); FLOODED_SLOTS];
-        self.mask = FLOODED_SLOTS - 1;
-        self.shift = 64 - FLOODED_SLOTS.trailing_zeros();
+        self.buckets = vec![Bucket::zeroed(); FLOODED_BUCKETS];
+        self.mask = FLOODED_BUCKETS - 1;
+        self.shift = 64 - FLOODED_BUCKETS.trailing_zeros();
         self.len = 0;
         self.budget.forfeit();
         self.keyed = Some(keyed);
@@ -312,8 +312,8 @@ impl Long {
     }
 
     /// Looks the key whose hash is `hash` up by linear probing and counts
-    /// the row, inserting the name if it is new: in its home slot here, or
-    /// by `past_home`, given the home slot, for a key further on or new
+    /// the row, inserting the name if it is new: in its home bucket here, or
+    /// by `past_home`, given the home bucket, for a key further on or new
     /// ([`Long::add_past_home`]).
     #[inline(always)]
     fn add_probe<P: Probe>(
@@ -324,9 +324,9 @@ impl Long {
         past_home: impl FnOnce(&mut Long, &P, usize, i16) -> bool,
     ) -> bool {
         let home = (hash >> self.shift) as usize;
-        // SAFETY: `hash >> shift` is below `slots.len()` (`shift` set with
+        // SAFETY: `hash >> shift` is below `buckets.len()` (`shift` set with
         // it in `with_capacity`, `resize` and `flood`).
-        let s = unsafe { self.slots.get_unchecked_mut(home) };
+        let s = unsafe { self.buckets.get_unchecked_mut(home) };
         if probe.matches(s) {
             s.add(value);
             return true;
@@ -335,7 +335,7 @@ impl Long {
     }
 
     /// [`Long::add_probe`] for the key `probe` of `name` not in its home
-    /// slot `home`: further on, or new, or in the keyed table of a flooded
+    /// bucket `home`: further on, or new, or in the keyed table of a flooded
     /// table, which takes the name's bytes as they are. The AVX2 path
     /// calls it out of line (`add_past_home_avx2`): inlined, the walk and
     /// its probe budget took registers that every row's lookup then
@@ -343,8 +343,8 @@ impl Long {
     #[inline(always)]
     fn add_past_home<P: Probe>(&mut self, probe: &P, name: &[u8], home: usize, value: i16) -> bool {
         match self.find(probe, home) {
-            // SAFETY: `find` gives an index below `slots.len()`.
-            Some(Ok(i)) => unsafe { self.slots.get_unchecked_mut(i) }.add(value),
+            // SAFETY: `find` gives an index below `buckets.len()`.
+            Some(Ok(i)) => unsafe { self.buckets.get_unchecked_mut(i) }.add(value),
             Some(Err(i)) => return self.insert(i, &probe.key(), value),
             None => {
                 let new = || super::acceptable(name).then(|| RawName::from_slice(name));
@@ -355,9 +355,9 @@ impl Long {
         true
     }
 
-    /// The slot that holds the key `probe`, whose home slot is `home`,
-    /// found by linear probing (`Ok`), or the empty slot where it would go
-    /// (`Err`), spending a probe step per slot past the home slot; `None`
+    /// The bucket that holds the key `probe`, whose home bucket is `home`,
+    /// found by linear probing (`Ok`), or the empty bucket where it would go
+    /// (`Err`), spending a probe step per bucket past the home bucket; `None`
     /// if the table is flooded, or floods for want of a step
     /// ([`Long::flood`]).
     #[inline(always)]
@@ -367,9 +367,9 @@ impl Long {
         }
         let mut i = home;
         loop {
-            // SAFETY: `home` and `i & mask` are below `slots.len()` (`mask`
+            // SAFETY: `home` and `i & mask` are below `buckets.len()` (`mask`
             // set with it in `with_capacity`, `resize` and `flood`).
-            let s = unsafe { self.slots.get_unchecked(i) };
+            let s = unsafe { self.buckets.get_unchecked(i) };
             if probe.matches(s) {
                 return Some(Ok(i));
             }
@@ -385,17 +385,17 @@ impl Long {
         }
     }
 
-    /// Puts a new name's slot `s` in the empty slot `i`, and grows the
+    /// Puts a new name's bucket `s` in the empty bucket `i`, and grows the
     /// table when over-full ([`super::over_full`]).
-    fn fill(&mut self, i: usize, s: Slot) {
-        self.slots[i] = s;
+    fn fill(&mut self, i: usize, s: Bucket) {
+        self.buckets[i] = s;
         self.len += 1;
-        if super::over_full::<Slot>(self.len, self.slots.len()) {
-            self.resize(self.slots.len() * 2);
+        if super::over_full::<Bucket>(self.len, self.buckets.len()) {
+            self.resize(self.buckets.len() * 2);
         }
     }
 
-    /// Fills the empty slot `i` with `key`'s first row, and grows the
+    /// Fills the empty bucket `i` with `key`'s first row, and grows the
     /// table when over-full ([`super::over_full`]); refuses a name
     /// [`super::acceptable`] refuses.
     #[cold]
@@ -405,19 +405,10 @@ impl Long {
         if !super::acceptable(key.name()) {
             return false;
         }
-        let mut s = Slot::zeroed();
+        let mut s = Bucket::zeroed();
         s.key.copy_from_slice(&key.0[..KEY_WORDS]);
         (s.min, s.max, s.sum, s.count) = (value, value, i64::from(value), 1);
         self.fill(i, s);
-        true
-    }
-
-    /// Whether no row waits to be added ([`deferred`]), as when tables
-    /// are folded or sorted.
-    fn settled(&self) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        return self.deferred.is_empty();
-        #[cfg(not(target_arch = "x86_64"))]
         true
     }
 
@@ -426,12 +417,11 @@ impl Long {
     /// A flooded `other` is set aside as a sorted run instead
     /// ([`super::Table::absorb`]); this table may flood while folding.
     pub(super) fn absorb(&mut self, other: &Long) {
-        debug_assert!(other.settled(), "a deferred row was not settled");
         debug_assert!(!other.is_flooded());
-        for s in other.slots.iter().filter(|s| s.count != 0) {
+        for s in other.buckets.iter().filter(|s| s.count != 0) {
             let key = Key::of(s);
             match self.find(&key, (key.hash() >> self.shift) as usize) {
-                Some(Ok(i)) => self.slots[i].fold(s),
+                Some(Ok(i)) => self.buckets[i].fold(s),
                 // Checked when `other` took it in.
                 Some(Err(i)) => self.fill(i, *s),
                 None => {
@@ -442,14 +432,14 @@ impl Long {
         }
     }
 
-    /// Moves every name to a new array of `n` slots (a power of two).
+    /// Moves every name to a new array of `n` buckets (a power of two).
     ///
     /// Not inlined: inlined into [`Long::fill`], the growth cost more
     /// instructions than it saved (docs/PERFORMANCE.md, *How to
     /// measure*).
     #[inline(never)]
     fn resize(&mut self, n: usize) {
-        let old = std::mem::replace(&mut self.slots, vec![Slot::zeroed(); n]);
+        let old = std::mem::replace(&mut self.buckets, vec![Bucket::zeroed(); n]);
         self.mask = n - 1;
         self.shift = 64 - n.trailing_zeros();
         // Probe steps past the names' new homes, spent from the budget: a
@@ -457,40 +447,38 @@ impl Long {
         let mut steps = 0;
         for s in old.into_iter().filter(|s| s.count != 0) {
             let mut i = (Key::of(&s).hash() >> self.shift) as usize;
-            while self.slots[i].count != 0 {
+            while self.buckets[i].count != 0 {
                 i = (i + 1) & self.mask;
                 steps += 1;
             }
-            self.slots[i] = s;
+            self.buckets[i] = s;
         }
         self.budget.spend(steps);
     }
 
     /// Hands every name with its stats to `f`, in no order, and empties
-    /// the table where it is: its slots stay, and so does its budget (a
+    /// the table where it is: its buckets stay, and so does its budget (a
     /// flooded table stays flooded, its keyed table empty).
     pub(super) fn drain(&mut self, mut f: impl FnMut(&[u8], Stats)) {
-        debug_assert!(self.settled(), "a deferred row was not settled");
         if let Some(keyed) = &mut self.keyed {
             for (name, stats) in keyed.drain() {
                 f(&name, stats);
             }
             return;
         }
-        for s in self.slots.iter_mut().filter(|s| s.count != 0) {
+        for s in self.buckets.iter_mut().filter(|s| s.count != 0) {
             f(Key::of(s).name(), s.stats());
-            *s = Slot::zeroed();
+            *s = Bucket::zeroed();
         }
         self.len = 0;
     }
 
     /// Every name with its stats, sorted by the name's bytes.
     pub(super) fn into_sorted(self) -> Vec<Entry> {
-        debug_assert!(self.settled(), "a deferred row was not settled");
         if let Some(keyed) = self.keyed {
             return keyed.into_sorted(RawName::clone);
         }
-        let mut entries: Vec<Entry> = (self.slots.iter().filter(|s| s.count != 0))
+        let mut entries: Vec<Entry> = (self.buckets.iter().filter(|s| s.count != 0))
             .map(|s| Entry {
                 name: RawName::from_slice(Key::of(s).name()),
                 stats: s.stats(),
@@ -545,20 +533,20 @@ mod tests {
         for i in 0..16 {
             assert!(t.add(&name(i), 1));
         }
-        assert_eq!(t.slots.len(), 64);
+        assert_eq!(t.buckets.len(), 64);
         assert!(t.add(&name(16), 1));
-        assert_eq!(t.slots.len(), 128);
-        // 2 MiB of slots: 16,384, which half full holds 8,192 names.
-        let big = (2 << 20) / std::mem::size_of::<Slot>();
+        assert_eq!(t.buckets.len(), 128);
+        // 2 MiB of buckets: 16,384, which half full holds 8,192 names.
+        let big = (2 << 20) / std::mem::size_of::<Bucket>();
         let mut t = Long::with_capacity(big);
         // The probe steps the names' rows would have earned.
         t.budget.credit(big as u64 * 32, 1);
         for i in 0..big / 2 {
             assert!(t.add(&name(i), 1));
         }
-        assert_eq!(t.slots.len(), big);
+        assert_eq!(t.buckets.len(), big);
         assert!(t.add(&name(big / 2), 1));
-        assert_eq!(t.slots.len(), 2 * big);
+        assert_eq!(t.buckets.len(), 2 * big);
         assert_eq!(t.len(), big / 2 + 1);
     }
 
