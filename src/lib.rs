@@ -6,7 +6,8 @@
 //! into one [`Summary`], and prints that in one of the [`output`] formats.
 //!
 //! The modules, from the bottom layer up; each uses only modules listed
-//! before it:
+//! before it, and no two submodules of one module import each other, as
+//! `tests/layers.rs` checks (test modules aside):
 //!
 //! - `stats`: the exact per-station accumulator and the official rounding rule.
 //! - `error`: the typed errors, carrying byte offsets and line numbers.

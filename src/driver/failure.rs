@@ -8,6 +8,7 @@ use std::io;
 
 use super::mapped::SharedBytes;
 use super::stream::Counted;
+use super::Place;
 use crate::error::{DataError, Error, Fault};
 use crate::shrink;
 
@@ -17,16 +18,6 @@ use crate::shrink;
 pub(crate) struct RunError {
     pub(crate) input: usize,
     pub(crate) error: Error,
-}
-
-/// Where a piece of work lies among all the inputs: its input, and the
-/// rank of the input's first byte; a byte `n` bytes into the input ranks
-/// `base + n`, and `base - 1` ranks before any of them (an input that
-/// cannot be opened, or shrank).
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Place {
-    pub(super) input: usize,
-    pub(super) base: usize,
 }
 
 /// One piece of work's failure at its rank (see [`Place`]), with what

@@ -8,13 +8,14 @@
 //! any length costs no more: it is read a window at a time, each window
 //! released ([`judge_whole`](super::judge::judge_whole)).
 
+use std::io;
 use std::ops::Range;
 use std::sync::Arc;
 
 use memmap2::{Mmap, UncheckedAdvice};
 
 use super::chunks::Chunks;
-use super::{Bytes, Held, Place, RankedFailure, State, Work};
+use super::{Bytes, Held, Place, State, Work};
 use crate::engine::Options;
 use crate::shrink;
 
@@ -85,15 +86,15 @@ impl SharedBytes<'_> {
 /// Cuts the lines of `bytes`' window into chunks ([`Chunks`]) and hands
 /// each to `send` as work at `place`, no further than a known failure.
 /// Returns the input's length from its first line start (for the rank of
-/// the next input); `None` if `send` failed (the workers are gone); a
-/// failure if the file shrank under the cutting.
+/// the next input); `None` if `send` failed (the workers are gone); the
+/// error [`shrink::shrank`] if the file shrank under the cutting.
 pub(super) fn cut<'a>(
     bytes: Bytes<'a>,
     place: Place,
     options: &Options,
     state: &State,
     send: &mut dyn FnMut(Work<'a>) -> bool,
-) -> Result<Option<usize>, RankedFailure<'a>> {
+) -> io::Result<Option<usize>> {
     let Bytes {
         held,
         lo,
@@ -121,7 +122,7 @@ pub(super) fn cut<'a>(
         }
     }
     if shared.shrank() {
-        return Err(RankedFailure::io(place, place.base - 1, shrink::shrank()));
+        return Err(shrink::shrank());
     }
     Ok(Some(all.len() - lo))
 }

@@ -28,7 +28,7 @@ mod mapped;
 mod stream;
 
 pub(crate) use self::failure::RunError;
-use self::failure::{LineNumber, Place, RankedFailure};
+use self::failure::{LineNumber, RankedFailure};
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -148,6 +148,16 @@ pub(crate) fn run<'a, A: Accumulator>(
         .map_err(|f| unreachable!("a bad name passed the chunk checks: {f:?}"))
 }
 
+/// Where a piece of work lies among all the inputs: its input, and the
+/// rank of the input's first byte; a byte `n` bytes into the input ranks
+/// `base + n`, and `base - 1` ranks before any of them (an input that
+/// cannot be opened, or shrank).
+#[derive(Clone, Copy, Debug)]
+struct Place {
+    input: usize,
+    base: usize,
+}
+
 /// What the dispatcher sends the workers.
 enum Work<'a> {
     /// Lines of bytes in memory, whole: `range` of `bytes`, an input whose
@@ -205,7 +215,7 @@ fn dispatch<'a>(
                 match mapped::cut(bytes, place, options, state, &mut send) {
                     Ok(Some(len)) => len,
                     Ok(None) => return None,
-                    Err(shrank) => return Some(shrank),
+                    Err(shrank) => return Some(RankedFailure::io(place, base - 1, shrank)),
                 }
             }
             Ok(Content::Stream(reader)) => {
