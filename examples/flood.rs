@@ -1,7 +1,8 @@
 //! Writes an input built to flood brc's tables, and its control: the same
 //! number of names of the same length, in the same order, with random
 //! hashes. The lab times the pair (scripts/flood.sh); the tests build
-//! the same shapes smaller (`table::flood`).
+//! the same shapes smaller (`table::flood`, which needs the `lab` feature:
+//! the library's dev-dependency on itself turns it on).
 //!
 //! Usage: `cargo run --release --example flood -- SHAPE LEN NAMES BYTES OUT`
 //!

@@ -86,7 +86,9 @@ pub mod internals {
     pub use crate::engine::Accumulator;
     pub use crate::entry::{merge_runs, Entry, RawName};
     pub use crate::error::{quoted, Fault};
-    pub use crate::table::{flood, Adder, Table};
+    #[cfg(feature = "lab")]
+    pub use crate::table::flood;
+    pub use crate::table::{Adder, Table};
     pub use crate::tuning::{set_hand_off_names, DEFAULT_CHUNK_SIZE};
 
     /// The strict line grammar.

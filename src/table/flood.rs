@@ -8,6 +8,9 @@
 //! the name kept if those bytes leave it valid (UTF-8 without `;` or
 //! `\n`), about one draw in a hundred. Every name is then checked against
 //! the table's own hash.
+//!
+//! Only the tests and builds with the `lab` feature (the benches and
+//! examples/flood.rs, which `cargo` builds with it) hold the generator.
 
 use std::collections::HashSet;
 

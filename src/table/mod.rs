@@ -27,8 +27,16 @@
 
 mod adder;
 mod budget;
+#[cfg(any(test, feature = "lab"))]
 pub mod flood;
 mod keyed;
+#[cfg_attr(
+    not(any(test, feature = "lab")),
+    expect(
+        dead_code,
+        reason = "long::hash and long::solve serve the flood generator alone"
+    )
+)]
 mod long;
 mod partition;
 mod short;

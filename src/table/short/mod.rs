@@ -196,6 +196,7 @@ pub(super) fn hash(a: u64, b: u64) -> u64 {
 /// The first key word that makes a key whose second word is `b` hash to
 /// `hash`: the multiply has an inverse, and the XOR undoes itself. How
 /// [`super::flood`] builds names that share a hash.
+#[cfg(any(test, feature = "lab"))]
 pub(super) fn solve(b: u64, hash: u64) -> u64 {
     hash.wrapping_mul(crate::bits::inverse(MUL)) ^ b.rotate_left(ROTATE)
 }
