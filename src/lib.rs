@@ -72,7 +72,7 @@ pub use error::{DataError, Error, ErrorKind};
 pub use input::{InputError, Inputs, Shard, Source};
 pub use partial::Partial;
 pub use slice::aggregate;
-pub use stats::Stats;
+pub use stats::{Stats, VALUE_LIMIT};
 
 /// The internals that the benches, the integration tests and the flood
 /// example reach (the fuzz target needs only the public interface).

@@ -113,7 +113,7 @@ fn tenths(out: &mut Vec<u8>, t: i64) {
 }
 
 fn min_mean_max(out: &mut Vec<u8>, s: &Stats, sep: u8) {
-    let [min, mean, max] = [i64::from(s.min), s.mean_tenths(), i64::from(s.max)];
+    let [min, mean, max] = [s.min, s.mean_tenths(), s.max];
     if [min, mean, max].iter().all(|t| t.unsigned_abs() < 1000) {
         // At most `-99.9` three times and two separators, copied out once.
         let mut buf = [0u8; 17];
@@ -300,11 +300,7 @@ fn render_stations(
                 out.extend_from_slice(if i > 0 { b",\n" } else { b"\n" });
                 out.extend_from_slice(b"  {\"station\":");
                 json_string(out, name);
-                for (key, t) in [
-                    ("min", i64::from(s.min)),
-                    ("mean", s.mean_tenths()),
-                    ("max", i64::from(s.max)),
-                ] {
+                for (key, t) in [("min", s.min), ("mean", s.mean_tenths()), ("max", s.max)] {
                     out.extend_from_slice(format!(",\"{key}\":").as_bytes());
                     tenths(out, t);
                 }

@@ -176,8 +176,8 @@ pub enum OverflowError {
 /// is checked once, so it does not depend on the merge order.
 #[derive(Clone, Copy, Debug)]
 struct Total {
-    min: i16,
-    max: i16,
+    min: i64,
+    max: i64,
     sum: i128,
     count: u128,
 }
@@ -499,7 +499,7 @@ fn merge_two(a: Run, b: Run) -> Run {
 mod tests {
     use super::*;
 
-    fn stats(min: i16, max: i16, sum: i64, count: u64) -> Stats {
+    fn stats(min: i64, max: i64, sum: i64, count: u64) -> Stats {
         Stats {
             min,
             max,

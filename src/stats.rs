@@ -7,13 +7,18 @@
 //! some exact ties are decided by its `f64` rounding and the official
 //! expected outputs follow that.
 
+/// The largest magnitude of a value, in tenths (99,999,999.9), whatever
+/// the input: text values lie in `-999..=999`, Parquet values reach this.
+/// A sum of 2^33 such values still fits in 64 bits.
+pub const VALUE_LIMIT: i64 = 999_999_999;
+
 /// Minimum, maximum, sum and count of one station's values, in tenths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stats {
-    /// Smallest value seen, in tenths (`-999..=999`).
-    pub min: i16,
-    /// Largest value seen, in tenths (`-999..=999`).
-    pub max: i16,
+    /// Smallest value seen, in tenths.
+    pub min: i64,
+    /// Largest value seen, in tenths.
+    pub max: i64,
     /// Exact sum of all values, in tenths.
     pub sum: i64,
     /// Number of values.
@@ -23,21 +28,23 @@ pub struct Stats {
 impl Stats {
     /// Stats of a single value (in tenths).
     #[inline]
-    pub fn new(value: i16) -> Stats {
+    pub fn new(value: impl Into<i64>) -> Stats {
+        let value = value.into();
         Stats {
             min: value,
             max: value,
-            sum: i64::from(value),
+            sum: value,
             count: 1,
         }
     }
 
     /// Adds one value (in tenths).
     #[inline]
-    pub fn add(&mut self, value: i16) {
+    pub fn add(&mut self, value: impl Into<i64>) {
+        let value = value.into();
         self.min = self.min.min(value);
         self.max = self.max.max(value);
-        self.sum += i64::from(value);
+        self.sum += value;
         self.count += 1;
     }
 

@@ -176,13 +176,14 @@ fn hand_off() -> impl Strategy<Value = usize> {
 
 /// What `naive` returns, independently computed from the rows: names
 /// sorted by bytes with exact min, max, sum and count.
-fn model(rows: &[(String, String, i16)]) -> Vec<(String, (i16, i16, i64, u64))> {
-    let mut stations: BTreeMap<&str, (i16, i16, i64, u64)> = BTreeMap::new();
+fn model(rows: &[(String, String, i16)]) -> Vec<(String, (i64, i64, i64, u64))> {
+    let mut stations: BTreeMap<&str, (i64, i64, i64, u64)> = BTreeMap::new();
     for (name, _, t) in rows {
-        let s = stations.entry(name).or_insert((*t, *t, 0, 0));
-        s.0 = s.0.min(*t);
-        s.1 = s.1.max(*t);
-        s.2 += i64::from(*t);
+        let t = i64::from(*t);
+        let s = stations.entry(name).or_insert((t, t, 0, 0));
+        s.0 = s.0.min(t);
+        s.1 = s.1.max(t);
+        s.2 += t;
         s.3 += 1;
     }
     stations
@@ -191,7 +192,7 @@ fn model(rows: &[(String, String, i16)]) -> Vec<(String, (i16, i16, i64, u64))> 
         .collect()
 }
 
-fn fields(summary: &Summary) -> Vec<(String, (i16, i16, i64, u64))> {
+fn fields(summary: &Summary) -> Vec<(String, (i64, i64, i64, u64))> {
     summary
         .iter()
         .map(|(name, s)| (name.to_string(), (s.min, s.max, s.sum, s.count)))

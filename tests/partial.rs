@@ -73,7 +73,9 @@ proptest! {
 /// them, adding up to `sum`; counts small and huge.
 fn stats() -> impl Strategy<Value = Stats> {
     let count = prop_oneof![1u64..=5, 1u64..=u64::MAX, Just(u64::MAX)];
-    (-999i16..=999, -999i16..=999, count, any::<u64>()).prop_filter_map(
+    // Text values, and the wider ones Parquet brings.
+    let value = || prop_oneof![-999i64..=999, -brc::VALUE_LIMIT..=brc::VALUE_LIMIT];
+    (value(), value(), count, any::<u64>()).prop_filter_map(
         "no sum of these values fits in an i64",
         |(a, b, count, pick)| {
             let (min, max) = (a.min(b), a.max(b));

@@ -54,9 +54,9 @@ fn batch(summary: &brc::Summary) -> Result<RecordBatch, ArrowError> {
         schema(),
         vec![
             Arc::new(names),
-            tenths(|s| s.min.into())?,
+            tenths(|s| s.min)?,
             tenths(brc::Stats::mean_tenths)?,
-            tenths(|s| s.max.into())?,
+            tenths(|s| s.max)?,
             Arc::new(counts),
         ],
     )

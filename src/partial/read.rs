@@ -17,7 +17,7 @@ use compact_str::CompactString;
 use super::{PartialError, COLUMNS, FORMAT, VERSION};
 use crate::error::{quoted, Shown};
 use crate::parse::MAX_NAME_LEN;
-use crate::stats::Stats;
+use crate::stats::{Stats, VALUE_LIMIT};
 
 /// The longest line the reader takes, without its line break. A valid line
 /// is under 300 bytes (a name of 100 `"`, doubled and quoted, and four
@@ -129,17 +129,17 @@ pub enum LineError {
     #[error("expected min <= max, found min {min} and max {max}")]
     MinAboveMax {
         /// The minimum.
-        min: i16,
+        min: i64,
         /// The maximum.
-        max: i16,
+        max: i64,
     },
     /// One value, but a minimum and a maximum that differ.
     #[error("expected min = max for a count of 1, found min {min} and max {max}")]
     SingleValue {
         /// The minimum.
-        min: i16,
+        min: i64,
         /// The maximum.
-        max: i16,
+        max: i64,
     },
     /// A sum that no `count` values between `min` and `max` (both present)
     /// add up to.
@@ -154,9 +154,9 @@ pub enum LineError {
         /// The count.
         count: u64,
         /// The minimum.
-        min: i16,
+        min: i64,
         /// The maximum.
-        max: i16,
+        max: i64,
         /// The sum found.
         sum: i64,
     },
@@ -405,11 +405,12 @@ fn row(line: &[u8]) -> Result<(CompactString, Stats), LineError> {
     let name = station(name)?;
     let count = integer(count, "count", 1..=u64::MAX.into())?;
     let sum = integer(sum, "sum", i64::MIN.into()..=i64::MAX.into())?;
-    let min = integer(min, "min", -999..=999)?;
-    let max = integer(max, "max", -999..=999)?;
+    let range = -i128::from(VALUE_LIMIT)..=i128::from(VALUE_LIMIT);
+    let min = integer(min, "min", range.clone())?;
+    let max = integer(max, "max", range)?;
     let stats = Stats {
-        min: min as i16,
-        max: max as i16,
+        min: min as i64,
+        max: max as i64,
         sum: sum as i64,
         count: count as u64,
     };
@@ -735,8 +736,14 @@ mod tests {
                 "a,2,-9223372036854775809,5,5",
                 range("sum", i64_min, i64_max, "-9223372036854775809"),
             ),
-            ("a,1,1000,1000,1000", range("min", -999, 999, "1000")),
-            ("a,1,-999,-999,-1000", range("max", -999, 999, "-1000")),
+            (
+                "a,1,1000000000,1000000000,1000000000",
+                range("min", -999_999_999, 999_999_999, "1000000000"),
+            ),
+            (
+                "a,1,-999,-999,-1000000000",
+                range("max", -999_999_999, 999_999_999, "-1000000000"),
+            ),
             ("a,2,15,10,5", MinAboveMax { min: 10, max: 5 }),
             ("a,1,5,0,5", SingleValue { min: 0, max: 5 }),
             (

@@ -88,8 +88,8 @@ fn widen(min: &mut i16, max: &mut i16, value: i16) {
 /// A slot's `sum`, `count`, `min` and `max` as [`Stats`](crate::stats::Stats).
 fn stats(sum: i64, count: u64, min: i16, max: i16) -> crate::stats::Stats {
     crate::stats::Stats {
-        min,
-        max,
+        min: min.into(),
+        max: max.into(),
         sum,
         count,
     }

@@ -118,17 +118,24 @@ impl Record {
         Stats {
             sum: i64::from_le_bytes(word(0)),
             count: u64::from_le_bytes(word(8)),
-            min: half(16),
-            max: half(18),
+            min: half(16).into(),
+            max: half(18).into(),
         }
     }
 
     fn set_stats(arena: &mut [u8], at: usize, s: &Stats) {
         arena[at..at + 8].copy_from_slice(&s.sum.to_le_bytes());
         arena[at + 8..at + 16].copy_from_slice(&s.count.to_le_bytes());
-        arena[at + 16..at + 18].copy_from_slice(&s.min.to_le_bytes());
-        arena[at + 18..at + 20].copy_from_slice(&s.max.to_le_bytes());
+        arena[at + 16..at + 18].copy_from_slice(&text_value(s.min).to_le_bytes());
+        arena[at + 18..at + 20].copy_from_slice(&text_value(s.max).to_le_bytes());
     }
+}
+
+/// A text value in tenths as the table keeps it: text values lie in
+/// `-999..=999`, and only text engines fill tables.
+fn text_value(tenths: i64) -> i16 {
+    debug_assert!((-999..=999).contains(&tenths));
+    tenths as i16
 }
 
 /// A thread's names on their way to the partitions: kept by the thread and
@@ -164,8 +171,8 @@ const _: () = assert!(PARTITIONS <= 1 << 16);
 impl Staged {
     fn stats(&self) -> Stats {
         Stats {
-            min: self.min,
-            max: self.max,
+            min: self.min.into(),
+            max: self.max.into(),
             sum: self.sum,
             count: self.count,
         }
@@ -180,8 +187,8 @@ impl Staging {
             hash: 0,
             sum: stats.sum,
             count: stats.count,
-            min: stats.min,
-            max: stats.max,
+            min: text_value(stats.min),
+            max: text_value(stats.max),
             len: u8::try_from(name.len()).expect("a name of at most 100 bytes"),
             part: 0,
         });
@@ -552,8 +559,8 @@ mod tests {
         for round in 0..2i64 {
             for (k, name) in names.iter().enumerate() {
                 let stats = Stats {
-                    min: -999 + round as i16,
-                    max: 999 - k as i16,
+                    min: -999 + round,
+                    max: 999 - k as i64,
                     sum: -(1 << 40) - k as i64 * round,
                     count: (1 << 33) + k as u64,
                 };

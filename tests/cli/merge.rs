@@ -222,8 +222,8 @@ fn malformed_partials_are_refused_with_their_line() {
             "line 3: expected count in 1..=18446744073709551615, found `0`".into(),
         ),
         (
-            partial("a,1,1000,1000,1000\n"),
-            "line 3: expected min in -999..=999, found `1000`".into(),
+            partial("a,1,1000000000,1000000000,1000000000\n"),
+            "line 3: expected min in -999999999..=999999999, found `1000000000`".into(),
         ),
         (
             partial("a,2,15,10,5\n"),
