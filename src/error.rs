@@ -105,6 +105,101 @@ pub enum Error {
     /// Reading or decompressing the input failed.
     #[error(transparent)]
     Io(#[from] io::Error),
+    /// A Parquet file brc cannot read, or a row of it brc refuses.
+    #[error(transparent)]
+    Parquet(#[from] ParquetError),
+}
+
+/// Why a Parquet file could not be aggregated.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParquetError {
+    /// The file is not Parquet brc can read: its footer, a page or an
+    /// encoding is malformed or cut short.
+    #[error("malformed Parquet: {0}")]
+    Malformed(String),
+    /// A column asked for (`brc::Columns`) is not in the file.
+    #[error("expected a column named `{name}`, found columns {}", Listed(.found))]
+    MissingColumn {
+        /// The column asked for.
+        name: String,
+        /// The file's columns.
+        found: Vec<String>,
+    },
+    /// A column of a type brc does not read as names or as values.
+    #[error("column `{name}` is {found}; expected {expected}")]
+    ColumnType {
+        /// The column.
+        name: String,
+        /// Its type.
+        found: String,
+        /// What brc reads there.
+        expected: &'static str,
+    },
+    /// A row brc refuses.
+    #[error("row group {row_group}, row {row}: {kind}")]
+    Row {
+        /// The row group, counted from 0.
+        row_group: usize,
+        /// The row within its group, counted from 0.
+        row: u64,
+        /// What is wrong with it.
+        kind: RowError,
+    },
+    /// A station's sum of tenths beyond 64 bits.
+    #[error("the sum of the values of station `{station}` exceeds 64 bits")]
+    Overflow {
+        /// The station.
+        station: String,
+    },
+}
+
+/// What is wrong with a row of a Parquet file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RowError {
+    /// A null name or value.
+    #[error("expected a value in column `{column}`, found null")]
+    Null {
+        /// The column.
+        column: String,
+    },
+    /// A value that is not a whole number of tenths within the range.
+    #[error("expected a number of tenths within ±99999999.9 in column `{column}`, found {found}")]
+    Value {
+        /// The column.
+        column: String,
+        /// The value as stored.
+        found: String,
+    },
+    /// A name text files could not hold.
+    #[error(
+        "expected a station name of 1 to 100 bytes of UTF-8 without `;` or a line break, found {}",
+        Shown(.name)
+    )]
+    Name {
+        /// The name's first bytes (see [`quoted`]).
+        name: Vec<u8>,
+    },
+}
+
+/// A list of column names for a message.
+struct Listed<'a>(&'a [String]);
+
+impl fmt::Display for Listed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, name) in self.0.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(f, "{sep}`{name}`")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<parquet::errors::ParquetError> for ParquetError {
+    fn from(e: parquet::errors::ParquetError) -> ParquetError {
+        ParquetError::Malformed(e.to_string())
+    }
 }
 
 /// Displays a piece of a malformed line for a person: quoted, with control

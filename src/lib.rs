@@ -23,6 +23,8 @@
 //! - [`shrink`]: a mapped file that shrinks while it is read: an error, not a crash.
 //! - `driver`: feeding the accumulators from one queue of work: chunks of
 //!   bytes in memory and blocks of streams, input after input.
+//! - [`parquet`]: Parquet files, row group by row group, dictionary-encoded
+//!   columns by index; and writing such files.
 //! - `slice`: aggregating bytes the caller holds in memory, whole
 //!   ([`aggregate`]) or a range of an input.
 //! - [`input`]: many inputs as one, a range or shard of them; opening files
@@ -45,7 +47,10 @@
 //! `table::Adder`. At the end the threads' tables fold into one, whose
 //! names are sorted (the short ones by a radix sort) and merged into a
 //! [`Summary`] (`entry`), and [`output`] prints it, each mean rounded by
-//! the rule in `stats`.
+//! the rule in `stats`. A Parquet file takes another path from
+//! [`Inputs::aggregate`]: `parquet::run` shares its row groups out among
+//! the threads, each adds a row group's rows by their dictionary indices
+//! (`parquet::dictionary`), and their stations merge with the text's.
 
 pub mod alloc;
 mod bits;
@@ -56,6 +61,7 @@ mod error;
 pub mod generate;
 pub mod input;
 pub mod output;
+pub mod parquet;
 mod parse;
 pub mod partial;
 mod scan;
@@ -68,8 +74,9 @@ mod tuning;
 
 pub use engine::{Engine, Options, MAX_THREADS};
 pub use entry::Summary;
-pub use error::{DataError, Error, ErrorKind};
+pub use error::{DataError, Error, ErrorKind, ParquetError, RowError};
 pub use input::{InputError, Inputs, Shard, Source};
+pub use parquet::Columns;
 pub use partial::Partial;
 pub use slice::aggregate;
 pub use stats::{Stats, VALUE_LIMIT};

@@ -81,7 +81,7 @@ impl Job for SliceJob<'_> {
                 offset: e.offset + skip as u64,
                 ..e
             }),
-            Err(Error::Io(e)) => unreachable!("reading a byte slice failed: {e}"),
+            Err(e) => unreachable!("reading a byte slice failed: {e}"),
         }
     }
 
@@ -98,7 +98,7 @@ impl Job for SliceJob<'_> {
         let run = driver::run::<A>(contents, self.options, &AtomicU64::new(0));
         run.map_err(|failed| match failed.error {
             Error::Data(e) => e,
-            Error::Io(e) => unreachable!("reading a byte slice failed: {e}"),
+            e => unreachable!("reading a byte slice failed: {e}"),
         })
     }
 }

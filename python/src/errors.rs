@@ -157,7 +157,7 @@ fn text(payload: &Box<dyn Any + Send>) -> String {
 pub fn install_panic_hook() {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !brc::shrink::seen() {
+        if !brc::shrink::seen() && !brc::parquet::reading() {
             default_hook(info);
         }
     }));

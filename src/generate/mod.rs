@@ -22,6 +22,7 @@ use self::rng::{below, Stream};
 #[cfg(test)]
 pub(crate) use self::stations::official;
 pub use self::stations::{Station, CITY_KEYS, MAX_KEYS};
+use crate::parquet::write::Layout;
 
 /// Rows per block: a block is one `write` and one unit of parallel work.
 pub const BLOCK_ROWS: u64 = 1 << 15;
@@ -150,6 +151,32 @@ impl Generator {
             station,
             (key.base + slot as i32).clamp(-MAX_TENTHS, MAX_TENTHS),
         )
+    }
+
+    /// Writes `rows` rows to `out` as a Parquet file laid out as the One
+    /// Trillion Row Challenge's files are ([`Layout::default`]): the same
+    /// rows as [`Generator::write`], in one thread, `progress` called after
+    /// each row group.
+    pub fn write_parquet<W: Write + Send>(
+        &self,
+        rows: u64,
+        out: W,
+        progress: &(dyn Fn(Progress) + Sync),
+    ) -> io::Result<Progress> {
+        let layout = Layout::default();
+        let stations = self.stations();
+        let row = |i: u64| {
+            if (i + 1).is_multiple_of(layout.group_rows as u64) || i + 1 == rows {
+                progress(Progress {
+                    rows: i + 1,
+                    bytes: 0,
+                });
+            }
+            let (station, tenths) = self.row(i);
+            (stations[station].name().as_bytes(), i64::from(tenths))
+        };
+        crate::parquet::write::write(out, (0..rows).map(row), &layout).map_err(io::Error::other)?;
+        Ok(Progress { rows, bytes: 0 })
     }
 
     /// Writes `rows` rows to `out` using `threads` threads, calling

@@ -15,6 +15,7 @@ use crate::driver::{self, RunError};
 use crate::engine::{naive, Accumulator, Engine, Job, Options};
 use crate::entry::{merge_runs, Entry, RawName, Summary};
 use crate::error::Error;
+use crate::parquet;
 use crate::shrink;
 
 impl Input {
@@ -42,18 +43,41 @@ impl Inputs {
     /// bounded by the threads and the chunk size, whatever the inputs'
     /// number and size: the threads share one queue of chunks and blocks
     /// from every input, so they stay busy across the inputs' boundaries.
+    ///
+    /// Parquet files (told by their magic bytes) are read row group by row
+    /// group, by the same number of threads, once the text inputs are done;
+    /// the first failure in the inputs' order still wins.
     pub fn aggregate(self, engine: Engine, options: &Options) -> Result<Summary, InputError> {
         let sources: Vec<Source> = self.sources().cloned().collect();
         let consumed = self.consumed();
-        let run = engine.run(PartsJob {
+        let parquet = self.parquet();
+        let columns = self.columns.clone();
+        let text = engine.run(PartsJob {
             parts: self.parts(),
             options,
             consumed: &consumed,
         });
-        run.map_err(|failed| InputError {
-            input: sources[failed.input].clone(),
-            error: failed.error,
-        })
+        let failed = |input: usize, error| InputError {
+            input: sources[input].clone(),
+            error,
+        };
+        // Parquet files after a failed text input are not read.
+        let text_failed = text.as_ref().err().map_or(usize::MAX, |f| f.input);
+        let parquet: Vec<_> = (parquet.into_iter())
+            .filter(|p| p.input < text_failed)
+            .collect();
+        let read = parquet::run::aggregate(&parquet, &columns, options.threads, &consumed);
+        let entries = match (text, read) {
+            (Err(t), Err(p)) if p.input < t.input => return Err(failed(p.input, p.error)),
+            (Err(t), _) => return Err(failed(t.input, t.error)),
+            (Ok(_), Err(p)) => return Err(failed(p.input, p.error)),
+            (Ok(text), Ok(entries)) if !entries.is_empty() => {
+                merge_runs(vec![self::entries(text), entries])
+            }
+            (Ok(text), Ok(_)) => return Ok(text),
+        };
+        let summary = Summary::from_entries(entries, None);
+        Ok(summary.unwrap_or_else(|f| unreachable!("a checked name is bad: {f:?}")))
     }
 }
 

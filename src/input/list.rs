@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use super::{Input, Opened, Part};
 use crate::error::Error;
+use crate::parquet::{self, Columns};
 
 /// Where an input comes from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -142,6 +143,7 @@ pub struct Inputs {
     listed: Vec<Listed>,
     window: Range<u64>,
     consumed: Arc<AtomicU64>,
+    pub(super) columns: Columns,
 }
 
 /// An input as listed: its size as stored when listed, or why it could not
@@ -152,6 +154,8 @@ struct Listed {
     /// else.
     size: u64,
     regular: bool,
+    /// A regular file that is Parquet, by its magic bytes.
+    parquet: bool,
     error: Option<io::Error>,
 }
 
@@ -161,9 +165,40 @@ impl Listed {
             source,
             size: 0,
             regular: false,
+            parquet: false,
             error: Some(error),
         }
     }
+
+    /// The regular file at `path`, of `size` bytes.
+    fn file(path: PathBuf, size: u64) -> Listed {
+        let parquet = is_parquet(&path, size);
+        Listed {
+            source: Source::File(path),
+            size,
+            regular: true,
+            parquet,
+            error: None,
+        }
+    }
+}
+
+/// Whether the regular file at `path`, of `size` bytes, is Parquet: it
+/// starts and ends with Parquet's magic bytes. (A text file cannot end so:
+/// its last line would hold no `;`.) A file that cannot be read now is
+/// left to fail when it is opened.
+fn is_parquet(path: &Path, size: u64) -> bool {
+    use std::os::unix::fs::FileExt;
+    if size < 12 {
+        return false;
+    }
+    let (mut head, mut tail) = ([0; 4], [0; 4]);
+    fs::File::open(path).is_ok_and(|f| {
+        f.read_exact_at(&mut head, 0).is_ok()
+            && f.read_exact_at(&mut tail, size - 4).is_ok()
+            && parquet::is_magic(&head)
+            && parquet::is_magic(&tail)
+    })
 }
 
 impl Inputs {
@@ -197,7 +232,15 @@ impl Inputs {
             listed,
             window: 0..u64::MAX,
             consumed: Arc::default(),
+            columns: Columns::default(),
         }
+    }
+
+    /// Reads Parquet files' names and values from `columns` (by default
+    /// `station` and `measure`).
+    pub fn columns(mut self, columns: Columns) -> Inputs {
+        self.columns = columns;
+        self
     }
 
     /// The inputs, directories expanded, in the order they are read.
@@ -261,6 +304,23 @@ impl Inputs {
         Arc::clone(&self.consumed)
     }
 
+    /// The Parquet files this run reads, each with the part of its bytes
+    /// whose row groups it reads.
+    pub(super) fn parquet(&self) -> Vec<parquet::run::Listed> {
+        let window = self.window.clone();
+        (self.starts().enumerate())
+            .filter(|(_, (at, l))| l.parquet && reads(&window, *at, l.size))
+            .map(|(input, (at, l))| parquet::run::Listed {
+                input,
+                path: match &l.source {
+                    Source::File(path) => path.clone(),
+                    Source::Stdin => unreachable!("standard input is not listed as Parquet"),
+                },
+                window: cut(&window, at, l.size),
+            })
+            .collect()
+    }
+
     /// Each input with the byte where it starts among all of them.
     fn starts(&self) -> impl Iterator<Item = (u64, &Listed)> {
         let mut at = 0u64;
@@ -279,6 +339,7 @@ impl Inputs {
             listed,
             window,
             consumed,
+            ..
         } = self;
         // What the run reads after each input.
         let mut rest: Vec<u64> = (listed.iter().zip(&placed))
@@ -290,7 +351,8 @@ impl Inputs {
         }
         (listed.into_iter().enumerate()).filter_map(move |(i, listed)| {
             let at = placed[i];
-            if !reads(&window, at, listed.size) {
+            // Parquet files are read apart (`Inputs::parquet`).
+            if listed.parquet || !reads(&window, at, listed.size) {
                 return None;
             }
             let size = listed.size;
@@ -369,6 +431,7 @@ fn list_stdin() -> Listed {
             source: Source::Stdin,
             size: if regular { size } else { 0 },
             regular,
+            parquet: false,
             error: None,
         },
         Err(e) => Listed::failed(Source::Stdin, e),
@@ -381,13 +444,15 @@ fn list_path(path: PathBuf, listed: &mut Vec<Listed>) {
         Ok(meta) => meta,
         Err(e) => return listed.push(Listed::failed(Source::File(path), e)),
     };
+    if meta.is_file() {
+        return listed.push(Listed::file(path, meta.len()));
+    }
     if !meta.is_dir() {
-        let regular = meta.is_file();
-        let size = if regular { meta.len() } else { 0 };
         return listed.push(Listed {
             source: Source::File(path),
-            size,
-            regular,
+            size: 0,
+            regular: false,
+            parquet: false,
             error: None,
         });
     }
@@ -418,11 +483,6 @@ fn list_dir(dir: &Path) -> io::Result<Vec<Listed>> {
     }
     files.sort_unstable_by(|a, b| OsStr::as_bytes(&a.0).cmp(OsStr::as_bytes(&b.0)));
     Ok((files.into_iter())
-        .map(|(_, path, size)| Listed {
-            source: Source::File(path),
-            size,
-            regular: true,
-            error: None,
-        })
+        .map(|(_, path, size)| Listed::file(path, size))
         .collect())
 }

@@ -25,6 +25,8 @@ pub(crate) struct Hybrid {
     repeated: Option<u32>,
     /// The current packed run's next value's bit offset into `data`.
     bit: usize,
+    /// Where the current packed run starts, in bits into `data`.
+    run_start: usize,
 }
 
 impl Hybrid {
@@ -40,6 +42,7 @@ impl Hybrid {
             left: 0,
             repeated: None,
             bit: 0,
+            run_start: 0,
         })
     }
 
@@ -88,9 +91,14 @@ impl Hybrid {
             // A cut last run keeps the values it holds whole.
             let end = end.min(self.data.len());
             let whole = (end - self.next) * 8 / (self.width.max(1) as usize);
-            self.left = if self.width == 0 { groups * 8 } else { whole.min(groups * 8) };
+            self.left = if self.width == 0 {
+                groups * 8
+            } else {
+                whole.min(groups * 8)
+            };
             self.repeated = None;
             self.bit = self.next * 8;
+            self.run_start = self.bit;
             self.next = end;
         } else {
             let end = self.next.checked_add(bytes).ok_or(Malformed)?;
@@ -109,31 +117,47 @@ impl Hybrid {
         Ok(())
     }
 
-    /// Unpacks the current packed run's next `out.len()` values.
+    /// Unpacks the current packed run's next `out.len()` values: one at a
+    /// time up to a group of 8 values' start, then whole groups, then the
+    /// rest one at a time.
     fn unpack(&mut self, out: &mut [u32]) {
         let w = self.width as usize;
         if w == 0 {
             out.fill(0);
             return;
         }
+        // A run's groups of 8 values start at its start, `w` bytes apart.
+        let in_group = (self.bit - self.run_start) / w % 8;
+        let lead = ((8 - in_group) % 8).min(out.len());
+        let (head, rest) = out.split_at_mut(lead);
+        self.unpack_each(head);
+        let groups = rest.len() / 8;
+        let (whole, tail) = rest.split_at_mut(groups * 8);
+        let at = self.bit / 8;
+        let bytes = &self.data[at..(at + groups * w).min(self.data.len())];
+        if bytes.len() == groups * w && groups > 0 {
+            unpack_groups(bytes, w, whole);
+            self.bit += groups * 8 * w;
+        } else {
+            self.unpack_each(whole);
+        }
+        self.unpack_each(tail);
+    }
+
+    /// Unpacks the next `out.len()` values of a packed run one at a time.
+    fn unpack_each(&mut self, out: &mut [u32]) {
+        let w = self.width as usize;
         let mask = (1u64 << w) - 1;
         let data = &self.data[..];
         let mut bit = self.bit;
-        // Eight bytes from a value's first byte hold it whole (its bits
-        // start at most 7 into the first byte, and it has at most 32), so
-        // each is one load, a shift and a mask while eight bytes remain.
-        let fast_end = data.len().saturating_sub(8) * 8;
         for o in out.iter_mut() {
+            // The value's bytes, at most five, as far as the data goes (a
+            // packed run is cut short only at the data's end).
             let at = bit / 8;
-            let word = if bit <= fast_end {
-                u64::from_le_bytes(data[at..at + 8].try_into().expect("eight bytes"))
-            } else {
-                let mut b = [0u8; 8];
-                let tail = &data[at..];
-                b[..tail.len()].copy_from_slice(tail);
-                u64::from_le_bytes(b)
-            };
-            *o = ((word >> (bit % 8)) & mask) as u32;
+            let mut b = [0u8; 8];
+            let end = (at + 8).min(data.len());
+            b[..end - at].copy_from_slice(&data[at..end]);
+            *o = ((u64::from_le_bytes(b) >> (bit % 8)) & mask) as u32;
             bit += w;
         }
         self.bit = bit;
@@ -151,6 +175,50 @@ impl Hybrid {
             }
         }
         Err(Malformed)
+    }
+}
+
+/// Unpacks whole groups of 8 values of `w` bits (`bytes.len() / w`
+/// groups) into `out`, with the width known at compile time for widths up
+/// to 16, as dictionary indices have: a group's `w` bytes are one `u128`,
+/// from which each value is a constant shift and mask.
+fn unpack_groups(bytes: &[u8], w: usize, out: &mut [u32]) {
+    macro_rules! widths {
+        ($($w:literal)*) => {
+            match w {
+                $($w => groups::<$w>(bytes, out),)*
+                _ => groups_of(bytes, w, out),
+            }
+        };
+    }
+    widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
+}
+
+/// [`unpack_groups`] for a width of `W` bits.
+#[inline(always)]
+fn groups<const W: usize>(bytes: &[u8], out: &mut [u32]) {
+    let mask = (1u128 << W) - 1;
+    for (group, o) in bytes.chunks_exact(W).zip(out.chunks_exact_mut(8)) {
+        let mut b = [0u8; 16];
+        b[..W].copy_from_slice(group);
+        let word = u128::from_le_bytes(b);
+        for (j, o) in o.iter_mut().enumerate() {
+            *o = ((word >> (j * W)) & mask) as u32;
+        }
+    }
+}
+
+/// [`unpack_groups`] for any width up to 32 bits.
+fn groups_of(bytes: &[u8], w: usize, out: &mut [u32]) {
+    let mask = (1u64 << w) - 1;
+    for (group, o) in bytes.chunks_exact(w).zip(out.chunks_exact_mut(8)) {
+        let mut b = [0u8; 40];
+        b[..w].copy_from_slice(group);
+        for (j, o) in o.iter_mut().enumerate() {
+            let bit = j * w;
+            let word = u64::from_le_bytes(b[bit / 8..bit / 8 + 8].try_into().expect("8 bytes"));
+            *o = ((word >> (bit % 8)) & mask) as u32;
+        }
     }
 }
 
@@ -215,7 +283,11 @@ mod tests {
     #[test]
     fn mixed_runs_decode_in_any_batch_size() {
         for width in [1, 3, 8, 9, 11, 17, 32] {
-            let max = if width == 32 { u32::MAX } else { (1 << width) - 1 };
+            let max = if width == 32 {
+                u32::MAX
+            } else {
+                (1 << width) - 1
+            };
             let values: Vec<u32> = (0..1000u32)
                 .map(|i| match i % 97 {
                     0..=30 => 5 & max,
@@ -223,7 +295,10 @@ mod tests {
                 })
                 .collect();
             for batch in [1, 7, 64, 1000] {
-                assert_eq!(decode(encode(&values, width), width, values.len(), batch), values);
+                assert_eq!(
+                    decode(encode(&values, width), width, values.len(), batch),
+                    values
+                );
             }
         }
     }

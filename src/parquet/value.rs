@@ -6,7 +6,6 @@ use parquet::schema::types::ColumnDescriptor;
 
 use crate::stats::VALUE_LIMIT;
 
-
 /// How a value column stores its numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -27,16 +26,10 @@ impl Kind {
     pub(crate) fn of(column: &ColumnDescriptor) -> Result<Kind, String> {
         let logical = column.logical_type_ref();
         let scale = match logical {
-            Some(LogicalType::Decimal { scale, .. }) => Some(*scale),
+            Some(LogicalType::Decimal(d)) => Some(d.scale),
             _ => None,
         };
-        let unsigned = matches!(
-            logical,
-            Some(LogicalType::Integer {
-                is_signed: false,
-                ..
-            })
-        );
+        let unsigned = matches!(logical, Some(LogicalType::Integer(i)) if !i.is_signed);
         let plain = matches!(logical, None | Some(LogicalType::Integer { .. }));
         let kind = match (column.physical_type(), scale) {
             (Physical::DOUBLE, None) if logical.is_none() => Kind::Double,
@@ -72,7 +65,7 @@ impl Kind {
 /// twice gives the nearest float.
 pub(crate) fn tenths_of_float(x: f64, float: bool) -> Option<i64> {
     let t = (x * 10.0).round();
-    if !(t.abs() <= VALUE_LIMIT as f64) {
+    if t.is_nan() || t.abs() > VALUE_LIMIT as f64 {
         return None;
     }
     let t = t as i64;
@@ -125,6 +118,110 @@ pub(crate) fn show_scaled(v: i128, scale: u32) -> String {
     format!("{}{int}.{frac}", if v < 0 { "-" } else { "" })
 }
 
+/// A value as a page stores it, before the rule of its [`Kind`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Raw {
+    /// A `DOUBLE`, or a `FLOAT` widened.
+    Float(f64),
+    /// An integer or a decimal's unscaled integer.
+    Int(i128),
+}
+
+impl Raw {
+    /// The value in tenths, if `kind`'s rule accepts it.
+    pub(crate) fn tenths(self, kind: Kind) -> Option<i64> {
+        match (self, kind) {
+            (Raw::Float(x), Kind::Double) => tenths_of_float(x, false),
+            (Raw::Float(x), Kind::Float) => tenths_of_float(x, true),
+            (Raw::Int(v), Kind::Int { scale, .. } | Kind::Bytes { scale }) => {
+                tenths_of_scaled(v, scale)
+            }
+            _ => None,
+        }
+    }
+
+    /// The value as a message shows it.
+    pub(crate) fn show(self, kind: Kind) -> String {
+        match (self, kind) {
+            (Raw::Float(x), Kind::Float) => (x as f32).to_string(),
+            (Raw::Float(x), _) => x.to_string(),
+            (Raw::Int(v), Kind::Int { scale, .. } | Kind::Bytes { scale }) => show_scaled(v, scale),
+            (Raw::Int(v), _) => v.to_string(),
+        }
+    }
+}
+
+/// Decodes `n` values of a `PLAIN`-encoded page of `physical` values (of
+/// `type_length` bytes if fixed-length), as [`Raw`]s of `kind`.
+pub(crate) fn plain(
+    buf: &[u8],
+    n: usize,
+    physical: Physical,
+    type_length: usize,
+    kind: Kind,
+) -> Option<Vec<Raw>> {
+    let unsigned = matches!(kind, Kind::Int { unsigned: true, .. });
+    let fixed = |size: usize, f: &dyn Fn(&[u8]) -> Raw| -> Option<Vec<Raw>> {
+        let bytes = buf.get(..n.checked_mul(size)?)?;
+        Some(bytes.chunks_exact(size.max(1)).take(n).map(f).collect())
+    };
+    match physical {
+        Physical::DOUBLE => fixed(8, &|b| {
+            Raw::Float(f64::from_le_bytes(b.try_into().unwrap()))
+        }),
+        Physical::FLOAT => fixed(4, &|b| {
+            Raw::Float(f64::from(f32::from_le_bytes(b.try_into().unwrap())))
+        }),
+        Physical::INT32 => fixed(4, &|b| {
+            let v = i32::from_le_bytes(b.try_into().unwrap());
+            Raw::Int(if unsigned {
+                i128::from(v as u32)
+            } else {
+                i128::from(v)
+            })
+        }),
+        Physical::INT64 => fixed(8, &|b| {
+            let v = i64::from_le_bytes(b.try_into().unwrap());
+            Raw::Int(if unsigned {
+                i128::from(v as u64)
+            } else {
+                i128::from(v)
+            })
+        }),
+        Physical::FIXED_LEN_BYTE_ARRAY if type_length > 0 => {
+            let values = fixed(type_length, &|b| {
+                Raw::Int(be_integer(b).unwrap_or(i128::MAX))
+            })?;
+            Some(values)
+        }
+        Physical::BYTE_ARRAY => {
+            let mut out = Vec::with_capacity(n.min(buf.len() / 4));
+            for range in byte_arrays(buf, n)? {
+                out.push(Raw::Int(be_integer(&buf[range]).unwrap_or(i128::MAX)));
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+/// The ranges of `n` `PLAIN`-encoded byte arrays (a little-endian `u32`
+/// length, then the bytes) in `buf`.
+pub(crate) fn byte_arrays(buf: &[u8], n: usize) -> Option<Vec<std::ops::Range<usize>>> {
+    let mut out = Vec::with_capacity(n.min(buf.len() / 4));
+    let mut at = 0usize;
+    for _ in 0..n {
+        let len = u32::from_le_bytes(buf.get(at..at + 4)?.try_into().ok()?) as usize;
+        let end = (at + 4).checked_add(len)?;
+        if end > buf.len() {
+            return None;
+        }
+        out.push(at + 4..end);
+        at = end;
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,7 +235,10 @@ mod tests {
         assert_eq!(tenths_of_float(100_000_000.0, false), None);
         assert_eq!(tenths_of_float(12.34, false), None);
         // The double next to 12.3 is not 12.3's nearest.
-        assert_eq!(tenths_of_float(f64::from_bits(12.3f64.to_bits() + 1), false), None);
+        assert_eq!(
+            tenths_of_float(f64::from_bits(12.3f64.to_bits() + 1), false),
+            None
+        );
         for x in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
             assert_eq!(tenths_of_float(x, false), None);
         }

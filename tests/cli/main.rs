@@ -8,6 +8,7 @@ mod formats;
 mod inputs;
 mod many;
 mod merge;
+mod parquet;
 mod usage;
 
 use std::ffi::OsStr;

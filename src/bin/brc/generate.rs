@@ -26,7 +26,15 @@ Keys:
   10k  10,000 names of 1..100 bytes built from world city names, as the
        official 10K-key generator builds them; standard deviation 7
   K    K names (1..10M): the first 100k built the same way, the others
-       random, 1..100 bytes of UTF-8";
+       random, 1..100 bytes of UTF-8
+
+Formats:
+  text     `<station>;<value>` lines (the default), written by all threads
+  parquet  the same rows as a Parquet file laid out as the One Trillion Row
+           Challenge's files are (pandas and pyarrow's defaults): columns
+           `station` (string) and `measure` (double), both
+           dictionary-encoded, snappy pages, row groups of 1,048,576 rows;
+           written by one thread";
 
 /// Write a measurements file (`<station>;<value>` lines), reproducibly.
 #[derive(clap::Args, Debug)]
@@ -48,6 +56,10 @@ pub struct Args {
     #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=brc::MAX_THREADS as i64))]
     threads: Option<u32>,
 
+    /// Output format: text or parquet.
+    #[arg(short = 'f', long, value_name = "FORMAT", default_value = "text")]
+    format: OutputFormat,
+
     /// Output file (`-` or none: stdout). Written to a new temporary file
     /// beside it, renamed to FILE at the end.
     #[arg(short = 'o', long, value_name = "FILE")]
@@ -56,6 +68,15 @@ pub struct Args {
     /// No progress bar (there is none anyway when stderr is not a terminal).
     #[arg(short = 'q', long)]
     quiet: bool,
+}
+
+/// What `brc generate` writes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum OutputFormat {
+    /// `<station>;<value>` lines.
+    Text,
+    /// A Parquet file.
+    Parquet,
 }
 
 /// Runs `brc generate`.
@@ -71,15 +92,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         bytes.store(p.bytes, Ordering::Relaxed);
         bar.set_position(p.rows);
     };
+    let write = |out: &mut (dyn io::Write + Send)| match args.format {
+        OutputFormat::Text => generator.write(args.rows, threads, out, &progress),
+        OutputFormat::Parquet => generator.write_parquet(args.rows, out, &progress),
+    };
     match args.output.as_deref().filter(|p| *p != Path::new("-")) {
         None => {
-            generator
-                .write(args.rows, threads, io::stdout(), &progress)
-                .context("stdout")?;
+            write(&mut io::stdout()).context("stdout")?;
         }
-        Some(path) => write_file(path, |file| {
-            generator.write(args.rows, threads, file, &progress)
-        })?,
+        Some(path) => write_file(path, |mut file| write(&mut file))?,
     }
     bar.finish();
     Ok(())

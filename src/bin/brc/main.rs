@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use brc::output::Format;
-use brc::{timings, Engine, Inputs, Options, Shard, Source, Summary};
+use brc::{timings, Columns, Engine, Inputs, Options, Shard, Source, Summary};
 use clap::builder::PossibleValue;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -32,6 +32,16 @@ whatever the number and size of the inputs. Errors name the file
 (`<stdin>`) and its line; the first in the order of the FILEs wins. A file
 that shrinks while read is an error.
 
+Parquet: a FILE that starts and ends with Parquet's magic bytes (`PAR1`)
+is read as Parquet, whatever its name, alone or among text files. Names
+come from the column `station`, values from `measure` (`--columns` picks
+others): strings, and numbers that are each exactly a number of tenths
+within ±99999999.9: doubles and floats nearest to one (12.3, not 12.34),
+integers, decimals. A null, NaN, or any other value is an error naming the
+row group and the row (both counted from 0), never rounded. A file's row
+groups are shared out among the threads; `--shard` reads the row groups
+whose first byte lies in its range.
+
 Shards: `--shard K/N` reads the lines whose first byte lies in the K-th
 of N equal byte ranges of all the FILEs (sizes as stored), so N runs read
 each line once between them; each reads only its range and the end of its
@@ -44,7 +54,8 @@ file's start. One job as 4 processes, merged (see `brc merge --help`):
 Exit status:
   0  success (also when stdout is a closed pipe)
   1  malformed input or an I/O error: one line on stderr,
-     `brc: <file>: line <N>: <expected ..., found ...>`, nothing on stdout
+     `brc: <file>: line <N>: <expected ..., found ...>` (Parquet:
+     `row group <G>, row <R>: ...`), nothing on stdout
   2  usage error (bad flags or values)
 
 `--format partial` writes the exact, mergeable state instead of rounded
@@ -64,6 +75,10 @@ struct Cli {
     /// for standard input.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
+
+    /// Parquet files' name and value columns (see below).
+    #[arg(long, value_name = "NAME,VALUE", value_parser = parse_columns, default_value = "station,measure")]
+    columns: Columns,
 
     /// Read only part K of N of the input (1 <= K <= N; see below).
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
@@ -178,6 +193,21 @@ fn parse_size(s: &str) -> Result<usize, String> {
     }
 }
 
+/// Parses `--columns NAME,VALUE`.
+fn parse_columns(s: &str) -> Result<Columns, String> {
+    match s.split_once(',') {
+        Some((key, value)) if !key.is_empty() && !value.is_empty() && !value.contains(',') => {
+            Ok(Columns {
+                key: key.into(),
+                value: value.into(),
+            })
+        }
+        _ => Err(format!(
+            "expected two column names as NAME,VALUE, found `{s}`"
+        )),
+    }
+}
+
 /// Parses `--shard K/N`.
 fn parse_shard(s: &str) -> Result<Shard, String> {
     s.parse().map_err(|e: brc::input::ShardError| e.to_string())
@@ -217,6 +247,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             true => Inputs::new([Source::Stdin]),
             false => Inputs::new(cli.files.iter().map(Source::from_arg)),
         };
+        let inputs = inputs.columns(cli.columns.clone());
         match cli.shard {
             Some(shard) => inputs.shard(shard),
             None => inputs,
@@ -283,11 +314,12 @@ fn print(summary: &Summary, format: Format, threads: usize) -> io::Result<()> {
 }
 
 fn main() -> ExitCode {
-    // An engine that saw a file's bytes turn to zeros under it may panic;
-    // the library turns that into an error, so say nothing meanwhile.
+    // An engine that saw a file's bytes turn to zeros under it may panic,
+    // and so may the Parquet reader on a malformed file; the library turns
+    // either into an error, so say nothing meanwhile.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !brc::shrink::seen() {
+        if !brc::shrink::seen() && !brc::parquet::reading() {
             default_hook(info);
         }
     }));

@@ -1,0 +1,440 @@
+//! Parquet reading against a model of the rows, in every layout the
+//! writer makes, and the dictionary path against the crate's decoding.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parquet::data_type::{
+    ByteArray, ByteArrayType, DoubleType, FixedLenByteArray, FixedLenByteArrayType, FloatType,
+    Int32Type, Int64Type,
+};
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::FileReader;
+use parquet::file::writer::{SerializedColumnWriter, SerializedFileWriter};
+use parquet::schema::parser::parse_message_type;
+
+use super::write::{write, Layout};
+use super::*;
+use crate::stats::VALUE_LIMIT;
+
+/// A small random number generator, so that failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// Random rows over `names` names (some of them multi-byte), values mostly
+/// text-like and some wide.
+fn rows(n: usize, names: usize, seed: u64) -> Vec<(Vec<u8>, i64)> {
+    let mut rng = Rng(seed);
+    (0..n)
+        .map(|_| {
+            let k = rng.below(names as u64);
+            let name = format!("station-{k}{}", if k.is_multiple_of(3) { "é" } else { "" });
+            let t = match rng.below(10) {
+                0 => rng.below(2 * VALUE_LIMIT as u64 + 1) as i64 - VALUE_LIMIT,
+                _ => rng.below(1999) as i64 - 999,
+            };
+            (name.into_bytes(), t)
+        })
+        .collect()
+}
+
+/// The stats of `rows` by name.
+fn model(rows: &[(Vec<u8>, i64)]) -> BTreeMap<Vec<u8>, Stats> {
+    let mut m: BTreeMap<Vec<u8>, Stats> = BTreeMap::new();
+    for (name, t) in rows {
+        m.entry(name.clone())
+            .and_modify(|s| s.add(*t))
+            .or_insert(Stats::new(*t));
+    }
+    m
+}
+
+/// Every row group of `bytes` aggregated, through `aggregate`.
+fn read_with(
+    bytes: Vec<u8>,
+    columns: &Columns,
+    aggregate: impl Fn(&File, usize, &mut Stations) -> Result<(), ParquetError>,
+) -> Result<BTreeMap<Vec<u8>, Stats>, ParquetError> {
+    let file = File::open(Bytes::from(bytes), columns)?;
+    let mut stations = Stations::default();
+    for g in 0..file.row_groups() {
+        aggregate(&file, g, &mut stations)?;
+    }
+    Ok(stations
+        .into_iter()
+        .map(|(n, s)| (n.into_vec(), s))
+        .collect())
+}
+
+fn read(bytes: Vec<u8>) -> Result<BTreeMap<Vec<u8>, Stats>, ParquetError> {
+    read_with(bytes, &Columns::default(), |f, g, s| f.aggregate(g, s))
+}
+
+fn written(rows: &[(Vec<u8>, i64)], layout: &Layout) -> Vec<u8> {
+    let mut out = Vec::new();
+    write(&mut out, rows.iter().map(|(n, t)| (&n[..], *t)), layout).unwrap();
+    out
+}
+
+/// The layouts a reader meets: dictionaries or not (and dictionaries that
+/// overflow into plain pages), page versions, optional or required
+/// columns, compression, many pages and row groups.
+fn layouts() -> Vec<Layout> {
+    let mut all = Vec::new();
+    for dictionary in [true, false] {
+        for v2_pages in [false, true] {
+            for optional in [true, false] {
+                all.push(Layout {
+                    group_rows: 3_000,
+                    page_rows: 500,
+                    dictionary,
+                    dictionary_bytes: 1 << 20,
+                    v2_pages,
+                    optional,
+                    snappy: optional,
+                });
+            }
+        }
+    }
+    all.push(Layout {
+        dictionary_bytes: 256,
+        page_rows: 100,
+        ..Layout::default()
+    });
+    all.push(Layout::default());
+    all
+}
+
+#[test]
+fn every_layout_reads_as_the_rows_say() {
+    for (i, layout) in layouts().into_iter().enumerate() {
+        for names in [1, 40, 2_000] {
+            let rows = rows(7_777, names, i as u64 * 31 + names as u64);
+            assert_eq!(
+                read(written(&rows, &layout)).unwrap(),
+                model(&rows),
+                "{layout:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_dictionary_path_agrees_with_the_crates_decoding() {
+    // The hand-written index decoding against the crate's column readers,
+    // row group by row group.
+    for (i, layout) in layouts().into_iter().filter(|l| l.dictionary).enumerate() {
+        let rows = rows(9_000, 300, 7 + i as u64);
+        let bytes = written(&rows, &layout);
+        let by_index = read_with(bytes.clone(), &Columns::default(), |f, g, s| {
+            let group = f.reader.get_row_group(g)?;
+            match dictionary::aggregate(&*group, f, s) {
+                Ok(Some(())) => Ok(()),
+                Ok(None) if layout.dictionary_bytes < 1024 => f.aggregate(g, s),
+                Ok(None) => panic!("a dictionary-encoded row group was not read by index"),
+                Err(_) => panic!("refused"),
+            }
+        });
+        let by_crate = read_with(bytes, &Columns::default(), |f, g, s| {
+            let group = f.reader.get_row_group(g)?;
+            plain::aggregate(&*group, f, s).map_err(|_| ParquetError::Malformed("plain".into()))
+        });
+        assert_eq!(by_index.unwrap(), by_crate.unwrap(), "{layout:?}");
+    }
+}
+
+/// A file of one row group of `schema`'s two columns, each written by its
+/// closure.
+fn custom(
+    schema: &str,
+    key: impl FnOnce(&mut SerializedColumnWriter),
+    value: impl FnOnce(&mut SerializedColumnWriter),
+) -> Vec<u8> {
+    let schema = Arc::new(parse_message_type(schema).unwrap());
+    let props = Arc::new(WriterProperties::builder().build());
+    let mut out = Vec::new();
+    let mut writer = SerializedFileWriter::new(&mut out, schema, props).unwrap();
+    let mut group = writer.next_row_group().unwrap();
+    let mut column = group.next_column().unwrap().unwrap();
+    key(&mut column);
+    column.close().unwrap();
+    let mut column = group.next_column().unwrap().unwrap();
+    value(&mut column);
+    column.close().unwrap();
+    group.close().unwrap();
+    writer.close().unwrap();
+    out
+}
+
+fn names(names: &[&str]) -> Vec<ByteArray> {
+    names.iter().map(|n| ByteArray::from(*n)).collect()
+}
+
+/// Writes the key column `a, b, a` (required).
+fn three_keys(c: &mut SerializedColumnWriter) {
+    let keys = names(&["a", "b", "a"]);
+    c.typed::<ByteArrayType>()
+        .write_batch(&keys, None, None)
+        .unwrap();
+}
+
+/// The stats of `a` and `b` from a file of three rows.
+fn ab(bytes: Vec<u8>) -> Result<Vec<(i64, i64, i64, u64)>, ParquetError> {
+    let read = read(bytes)?;
+    Ok(read
+        .values()
+        .map(|s| (s.min, s.max, s.sum, s.count))
+        .collect())
+}
+
+#[test]
+fn numbers_of_every_type_are_read_as_exact_tenths() {
+    let schema = |t: &str| format!("message m {{ required binary station (STRING); {t} }}");
+    let int32 = custom(
+        &schema("required int32 measure (DECIMAL(9, 1));"),
+        three_keys,
+        |c| {
+            let values = [-123, 5, 7];
+            c.typed::<Int32Type>()
+                .write_batch(&values, None, None)
+                .unwrap();
+        },
+    );
+    assert_eq!(ab(int32).unwrap(), [(-123, 7, -116, 2), (5, 5, 5, 1)]);
+    let int64 = custom(&schema("required int64 measure;"), three_keys, |c| {
+        let values = [-12, 99_999_999, 0];
+        c.typed::<Int64Type>()
+            .write_batch(&values, None, None)
+            .unwrap();
+    });
+    assert_eq!(
+        ab(int64).unwrap(),
+        [
+            (-120, 0, -120, 2),
+            (VALUE_LIMIT - 9, VALUE_LIMIT - 9, VALUE_LIMIT - 9, 1)
+        ]
+    );
+    let float = custom(&schema("required float measure;"), three_keys, |c| {
+        let values = [12.3f32, -0.1, 65.5];
+        c.typed::<FloatType>()
+            .write_batch(&values, None, None)
+            .unwrap();
+    });
+    assert_eq!(ab(float).unwrap(), [(123, 655, 778, 2), (-1, -1, -1, 1)]);
+    let fixed = custom(
+        &schema("required fixed_len_byte_array(4) measure (DECIMAL(9, 2));"),
+        three_keys,
+        |c| {
+            let values: Vec<FixedLenByteArray> = [-1230i32, 50, 0]
+                .iter()
+                .map(|v| FixedLenByteArray::from(v.to_be_bytes().to_vec()))
+                .collect();
+            c.typed::<FixedLenByteArrayType>()
+                .write_batch(&values, None, None)
+                .unwrap();
+        },
+    );
+    assert_eq!(ab(fixed).unwrap(), [(-123, 0, -123, 2), (5, 5, 5, 1)]);
+}
+
+/// The row error a file of `station` and `measure` doubles gets.
+fn row_error(bytes: Vec<u8>) -> (usize, u64, RowError) {
+    match read(bytes) {
+        Err(ParquetError::Row {
+            row_group,
+            row,
+            kind,
+        }) => (row_group, row, kind),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn refused_rows_are_named_by_row_group_and_row_in_every_layout() {
+    let value = |found: &str| RowError::Value {
+        column: "measure".into(),
+        found: found.into(),
+    };
+    for layout in layouts() {
+        // Row 4,200 is row 1,200 of row group 1 for 3,000-row groups.
+        let (g, r) = match layout.group_rows {
+            3_000 => (1, 1_200),
+            _ => (0, 4_200),
+        };
+        for (bad, error) in [
+            (f64::NAN, value("NaN")),
+            (12.34, value("12.34")),
+            (f64::INFINITY, value("inf")),
+            (1e9, value("1000000000")),
+        ] {
+            let mut rows = rows(6_000, 50, 3);
+            // The same value later too: the first is named.
+            let bytes = with_value(&mut rows, &layout, &[(4_200, bad), (5_000, bad)]);
+            assert_eq!(row_error(bytes), (g, r, error), "{layout:?}");
+        }
+        let mut rows = rows(6_000, 50, 3);
+        rows[4_200].0 = b"a;b".to_vec();
+        let name = RowError::Name {
+            name: b"a;b".to_vec(),
+        };
+        assert_eq!(
+            row_error(written(&rows, &layout)),
+            (g, r, name),
+            "{layout:?}"
+        );
+    }
+}
+
+/// `rows` written with the doubles `values` at their rows in place of
+/// theirs.
+fn with_value(rows: &mut [(Vec<u8>, i64)], layout: &Layout, values: &[(usize, f64)]) -> Vec<u8> {
+    // Written as a layout's file, then the marked rows' values replaced:
+    // the writer takes tenths, so the bad values go through a column of
+    // their own.
+    let schema = match layout.optional {
+        true => "message m { optional binary station (STRING); optional double measure; }",
+        false => "message m { required binary station (STRING); required double measure; }",
+    };
+    let props = WriterProperties::builder()
+        .set_dictionary_enabled(layout.dictionary)
+        .set_data_page_row_count_limit(layout.page_rows)
+        .set_write_batch_size(layout.page_rows.min(1024))
+        .build();
+    let mut out = Vec::new();
+    let mut writer = SerializedFileWriter::new(
+        &mut out,
+        Arc::new(parse_message_type(schema).unwrap()),
+        Arc::new(props),
+    )
+    .unwrap();
+    let mut doubles: Vec<f64> = rows.iter().map(|(_, t)| *t as f64 / 10.0).collect();
+    for &(i, v) in values {
+        doubles[i] = v;
+    }
+    for (rows, doubles) in rows
+        .chunks(layout.group_rows)
+        .zip(doubles.chunks(layout.group_rows))
+    {
+        let levels = vec![1i16; rows.len()];
+        let levels = layout.optional.then_some(&levels[..]);
+        let keys: Vec<ByteArray> = rows
+            .iter()
+            .map(|(n, _)| ByteArray::from(n.clone()))
+            .collect();
+        let mut group = writer.next_row_group().unwrap();
+        let mut c = group.next_column().unwrap().unwrap();
+        c.typed::<ByteArrayType>()
+            .write_batch(&keys, levels, None)
+            .unwrap();
+        c.close().unwrap();
+        let mut c = group.next_column().unwrap().unwrap();
+        c.typed::<DoubleType>()
+            .write_batch(doubles, levels, None)
+            .unwrap();
+        c.close().unwrap();
+        group.close().unwrap();
+    }
+    writer.close().unwrap();
+    out
+}
+
+#[test]
+fn nulls_are_refused_at_their_row() {
+    let schema = "message m { optional binary station (STRING); optional double measure; }";
+    let bytes = custom(
+        schema,
+        |c| {
+            let keys = names(&["a", "b", "c"]);
+            c.typed::<ByteArrayType>()
+                .write_batch(&keys, Some(&[1, 1, 1]), None)
+                .unwrap();
+        },
+        |c| {
+            let values = [1.5, 2.5];
+            c.typed::<DoubleType>()
+                .write_batch(&values, Some(&[1, 0, 1]), None)
+                .unwrap();
+        },
+    );
+    let null = RowError::Null {
+        column: "measure".into(),
+    };
+    assert_eq!(row_error(bytes), (0, 1, null));
+}
+
+#[test]
+fn columns_are_found_by_name_or_listed() {
+    let rows = rows(10, 3, 1);
+    let bytes = written(&rows, &Layout::default());
+    let columns = Columns {
+        key: "station".into(),
+        value: "temp".into(),
+    };
+    let missing = read_with(bytes.clone(), &columns, |f, g, s| f.aggregate(g, s));
+    assert_eq!(
+        missing.unwrap_err().to_string(),
+        "expected a column named `temp`, found columns `station`, `measure`"
+    );
+    let swapped = Columns {
+        key: "measure".into(),
+        value: "station".into(),
+    };
+    let wrong = read_with(bytes, &swapped, |f, g, s| f.aggregate(g, s)).unwrap_err();
+    assert!(matches!(wrong, ParquetError::ColumnType { .. }), "{wrong}");
+    // Other names, from `--columns`.
+    let schema = "message m { required binary site (STRING); required double v; }";
+    let bytes = custom(
+        schema,
+        |c| {
+            let keys = names(&["x"]);
+            c.typed::<ByteArrayType>()
+                .write_batch(&keys, None, None)
+                .unwrap();
+        },
+        |c| {
+            c.typed::<DoubleType>()
+                .write_batch(&[4.5], None, None)
+                .unwrap();
+        },
+    );
+    let columns = Columns {
+        key: "site".into(),
+        value: "v".into(),
+    };
+    let read = read_with(bytes, &columns, |f, g, s| f.aggregate(g, s)).unwrap();
+    assert_eq!(read[&b"x".to_vec()], Stats::new(45));
+}
+
+#[test]
+fn damaged_files_are_errors_never_panics() {
+    let rows = rows(5_000, 30, 9);
+    for layout in layouts() {
+        let good = written(&rows, &layout);
+        let mut rng = Rng(layout.page_rows as u64);
+        for _ in 0..60 {
+            let mut bad = good.clone();
+            // Bytes of the pages, before the footer (its length is the
+            // 4 bytes before the closing magic).
+            let footer = u32::from_le_bytes(bad[bad.len() - 8..bad.len() - 4].try_into().unwrap());
+            let pages = bad.len() - 8 - footer as usize;
+            for _ in 0..1 + rng.below(4) {
+                let at = 4 + rng.below(pages as u64 - 4) as usize;
+                bad[at] = rng.below(256) as u8;
+            }
+            let _ = read(bad);
+        }
+        for cut in [0, 4, 100, good.len() / 2, good.len() - 5] {
+            assert!(read(good[..cut].to_vec()).is_err());
+        }
+    }
+}
