@@ -112,8 +112,14 @@ fn by_names(
         }
         check_indices(&k[..n], names, &v[..n], tenths.len())?;
         for (&k, &v) in k[..n].iter().zip(&v[..n]) {
-            let t = tenths[v as usize];
-            let s = &mut stats[k as usize];
+            // SAFETY: `check_indices` found every index of the batch below
+            // its dictionary's length, which `tenths` and `stats` have.
+            let (t, s) = unsafe {
+                (
+                    *tenths.get_unchecked(v as usize),
+                    stats.get_unchecked_mut(k as usize),
+                )
+            };
             s.min = s.min.min(t);
             s.max = s.max.max(t);
             // A refused value makes its name's minimum `REFUSED`, looked
@@ -296,20 +302,6 @@ impl Indices {
 
     /// Whether the page's definition levels say no value is null.
     fn no_nulls(levels: Bytes, values: usize) -> Result<bool, Refused> {
-        let mut levels = Hybrid::new(levels, 1)?;
-        let mut buf = [0u32; BATCH];
-        let mut seen = 0;
-        while seen < values {
-            let want = (values - seen).min(BATCH);
-            let got = levels.read(&mut buf[..want])?;
-            if got < want {
-                return Err(Refused::File(malformed("a page's levels are cut short")));
-            }
-            if buf[..got].contains(&0) {
-                return Ok(false);
-            }
-            seen += got;
-        }
-        Ok(true)
+        Ok(Hybrid::new(levels, 1)?.all_equal(values, 1)?)
     }
 }

@@ -66,6 +66,33 @@ impl Hybrid {
         Ok(done)
     }
 
+    /// Whether the next `n` values all equal `value`, reading past them (or
+    /// past the first that does not); repeated runs are skipped whole, as a
+    /// page's definition levels, one run of ones, mostly are.
+    pub(crate) fn all_equal(&mut self, mut n: usize, value: u32) -> Result<bool, Malformed> {
+        let mut buf = [0u32; 64];
+        while n > 0 {
+            if self.left == 0 && !self.start_run()? {
+                return Err(Malformed);
+            }
+            let take = match self.repeated {
+                Some(v) if v != value => return Ok(false),
+                Some(_) => self.left.min(n),
+                None => {
+                    let take = self.left.min(n).min(buf.len());
+                    self.unpack(&mut buf[..take]);
+                    if buf[..take].iter().any(|&v| v != value) {
+                        return Ok(false);
+                    }
+                    take
+                }
+            };
+            self.left -= take;
+            n -= take;
+        }
+        Ok(true)
+    }
+
     /// Reads run headers up to the next run with values; `false` at the end
     /// of the stream.
     fn start_run(&mut self) -> Result<bool, Malformed> {
@@ -301,6 +328,19 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn all_equal_reads_runs_whole_and_packed_runs_value_by_value() {
+        let ones = vec![1u32; 300];
+        let mut mixed = ones.clone();
+        mixed[250] = 0;
+        for (values, expected) in [(&ones, true), (&mixed, false)] {
+            let mut d = Hybrid::new(Bytes::from(encode(values, 1)), 1).unwrap();
+            assert_eq!(d.all_equal(300, 1), Ok(expected));
+        }
+        let mut d = Hybrid::new(Bytes::from(encode(&ones, 1)), 1).unwrap();
+        assert_eq!(d.all_equal(301, 1), Err(Malformed));
     }
 
     #[test]
