@@ -29,6 +29,9 @@ fi
 # The partial format's DuckDB query, as docs/PARTIAL-FORMAT.md gives it,
 # against `brc merge` (built by `cargo test` above).
 BRC="$PWD/target/debug/brc" "$venv/bin/python" scripts/test_partial_duckdb.py
+# The lab's Parquet set, small: brc against DuckDB and Polars on files made
+# by the One Trillion Row Challenge's recipe.
+BRC="$PWD/target/debug/brc" "$venv/bin/python" scripts/test_parquet_tools.py
 
 # The tests compare with the command line that `cargo test` just built.
 BRC_BIN="$PWD/target/debug/brc" "$venv/bin/python" -m pytest python/tests "$@"
