@@ -12,7 +12,7 @@
 //! - `stats`: the exact per-station accumulator and the official rounding rule.
 //! - `error`: the typed errors, carrying byte offsets and line numbers.
 //! - `parse`: the strict line grammar and the value parser (integer tenths).
-//! - `entry`: raw names with their stats, the merge of sorted runs, the [`Summary`].
+//! - `summary`: raw names with their stats, the merge of sorted runs, the [`Summary`].
 //! - `bits`: finding a byte in a word, unaligned loads, prefetches, the huge-page size,
 //!   the inverse of an odd multiplier.
 //! - `tuning`: every tuning constant and every override a fuzzing build makes.
@@ -46,7 +46,7 @@
 //! scanner adds each row to the thread's hash table through a
 //! `table::Adder`. At the end the threads' tables fold into one, whose
 //! names are sorted (the short ones by a radix sort) and merged into a
-//! [`Summary`] (`entry`), and [`output`] prints it, each mean rounded by
+//! [`Summary`] (`summary`), and [`output`] prints it, each mean rounded by
 //! the rule in `stats`. A Parquet file takes another path from
 //! [`Inputs::aggregate`]: `parquet::run` shares its row groups out among
 //! the threads, each adds a row group's rows by their dictionary indices
@@ -56,7 +56,6 @@ pub mod alloc;
 mod bits;
 mod driver;
 mod engine;
-mod entry;
 mod error;
 pub mod generate;
 pub mod input;
@@ -68,18 +67,19 @@ mod scan;
 pub mod shrink;
 mod slice;
 mod stats;
+mod summary;
 mod table;
 pub mod timings;
 mod tuning;
 
 pub use engine::{Engine, Options, MAX_THREADS};
-pub use entry::Summary;
 pub use error::{DataError, Error, ErrorKind, ParquetError, RowError};
 pub use input::{InputError, Inputs, Shard, Source};
 pub use parquet::Columns;
 pub use partial::Partial;
 pub use slice::aggregate;
 pub use stats::{Stats, VALUE_LIMIT};
+pub use summary::Summary;
 
 /// The internals that the benches, the integration tests and the flood
 /// example reach (the fuzz target needs only the public interface).
@@ -91,8 +91,8 @@ pub mod internals {
     pub use crate::engine::chunked::Chunked;
     pub use crate::engine::fast::{Fast, SwarEngine};
     pub use crate::engine::Accumulator;
-    pub use crate::entry::{merge_runs, Entry, RawName};
     pub use crate::error::{quoted, Fault};
+    pub use crate::summary::{merge_runs, Entry, RawName};
     #[cfg(feature = "lab")]
     pub use crate::table::flood;
     pub use crate::table::{Adder, Table};

@@ -10,9 +10,9 @@ use std::io::{self, Write};
 
 use compact_str::CompactString;
 
-use crate::entry::Summary;
 use crate::partial::write::{self as partial, csv_field};
 use crate::stats::Stats;
+use crate::summary::Summary;
 
 /// How a summary is printed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -29,9 +29,9 @@ use std::io::{self, Read, Write};
 
 use compact_str::CompactString;
 
-use crate::entry::Summary;
 use crate::error::Shown;
 use crate::stats::Stats;
+use crate::summary::Summary;
 
 pub use read::{LineError, MAX_LINE_LEN};
 pub use write::{COLUMNS, FORMAT, VERSION};

@@ -7,8 +7,8 @@ use std::sync::atomic::AtomicU64;
 
 use crate::driver;
 use crate::engine::{naive, Accumulator, Engine, Job, Options};
-use crate::entry::Summary;
 use crate::error::{DataError, Error};
+use crate::summary::Summary;
 
 /// Aggregates `input` with `engine`: the lines of a whole input held in
 /// memory. Like every `aggregate*` function, it takes what to read first,

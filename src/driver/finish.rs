@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 
 use crate::engine::Accumulator;
-use crate::entry::Entry;
+use crate::summary::Entry;
 use crate::timings::WorkerClock;
 
 /// Where a run's threads hand in their accumulators when their input is

@@ -45,9 +45,9 @@ use self::judge::check;
 use self::mapped::SharedBytes;
 use self::stream::{Block, Counted, Reading};
 use crate::engine::{Accumulator, Options};
-use crate::entry::{merge_runs, Entry, Summary};
 use crate::error::Fault;
 use crate::shrink;
+use crate::summary::{merge_runs, Entry, Summary};
 use crate::timings::{self, WorkerClock};
 
 /// What the driver reads of one input: bytes in memory, or a stream.

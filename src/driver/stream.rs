@@ -305,8 +305,8 @@ mod tests {
     use crate::engine::fast::{Fast, SwarEngine};
     use crate::engine::Accumulator;
     use crate::engine::Engine;
-    use crate::entry::Summary;
     use crate::error::{DataError, Error, ErrorKind};
+    use crate::summary::Summary;
 
     /// Aggregates `reader` as a run's one input.
     fn run<A: Accumulator>(reader: impl Read + Send, options: &Options) -> Result<Summary, Error> {

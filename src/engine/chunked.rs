@@ -10,10 +10,10 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 
 use crate::engine::Accumulator;
-use crate::entry::{self, RawName};
 use crate::error::Fault;
 use crate::parse;
 use crate::stats::Stats;
+use crate::summary::{self, RawName};
 
 /// One name in the table: its hash, bytes, stats, and the offset of the
 /// line it was first seen on.
@@ -75,9 +75,9 @@ impl Accumulator for Chunked {
         Ok(())
     }
 
-    fn into_sorted(self) -> Vec<entry::Entry> {
+    fn into_sorted(self) -> Vec<summary::Entry> {
         let mut entries: Vec<_> = (self.table.into_iter())
-            .map(|e| entry::Entry {
+            .map(|e| summary::Entry {
                 name: RawName::from_slice(&e.name),
                 stats: e.stats,
                 first: e.first,

@@ -9,10 +9,10 @@
 use std::sync::Arc;
 
 use crate::engine::Accumulator;
-use crate::entry::Entry;
 use crate::error::Fault;
 use crate::parse::{self, MAX_LINE_LEN};
 use crate::scan::{self, Dispatch, PAD};
+use crate::summary::Entry;
 use crate::table::{Adder, Partitions, Staging, Table};
 use crate::tuning::{BATCH_ODD_STRETCHES, FIRST_PACE, STRETCH};
 
@@ -270,7 +270,7 @@ impl<const SWAR: bool> Accumulator for HandWritten<SWAR> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entry::Summary;
+    use crate::summary::Summary;
     use crate::table::flood;
     use crate::{aggregate, Engine, Options};
 

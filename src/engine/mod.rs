@@ -25,8 +25,8 @@ pub(crate) mod naive;
 use std::sync::Arc;
 
 pub use self::config::{Engine, Options, MAX_THREADS};
-use crate::entry::Entry;
 use crate::error::Fault;
+use crate::summary::Entry;
 
 /// Per-thread state of a parallel engine: what it has aggregated so far.
 pub trait Accumulator: Default + Send {
@@ -63,7 +63,7 @@ pub trait Accumulator: Default + Send {
     ///
     /// Unless the accumulators fold ([`Accumulator::ABSORBS`]), each thread
     /// sorts its own, so the threads sort side by side, and
-    /// [`merge_runs`](crate::entry::merge_runs) then folds the runs together in one pass.
+    /// [`merge_runs`](crate::summary::merge_runs) then folds the runs together in one pass.
     fn into_sorted(self) -> Vec<Entry>;
 
     /// Whether [`Accumulator::absorb`] folds one accumulator into another

@@ -11,10 +11,10 @@
 use std::collections::HashMap;
 use std::io::{self, BufRead};
 
-use crate::entry::Summary;
 use crate::error::{DataError, Error};
 use crate::parse::{self, LineHead};
 use crate::stats::Stats;
+use crate::summary::Summary;
 
 /// Aggregates `input` line by line.
 pub(crate) fn aggregate(mut input: impl BufRead) -> Result<Summary, Error> {

@@ -13,10 +13,10 @@ use super::list::{InputError, Inputs, Source};
 use super::{window, Input, Opened, Part, NAIVE_BUFFER};
 use crate::driver::{self, RunError};
 use crate::engine::{naive, Accumulator, Engine, Job, Options};
-use crate::entry::{merge_runs, Entry, RawName, Summary};
 use crate::error::Error;
 use crate::parquet;
 use crate::shrink;
+use crate::summary::{merge_runs, Entry, RawName, Summary};
 
 impl Input {
     /// Aggregates the input with `engine`, in memory bounded by the

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use super::decode::Counting;
 use super::NAIVE_BUFFER;
 use crate::engine::naive;
-use crate::entry::Summary;
 use crate::error::{DataError, Error};
+use crate::summary::Summary;
 
 /// Aggregates the lines of `file` (of `len` bytes, lines starting at `lo`)
 /// whose first byte lies in `window`, counting the bytes read into

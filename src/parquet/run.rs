@@ -17,9 +17,9 @@ use bytes::Bytes;
 use memmap2::Mmap;
 
 use super::{Columns, File, Stations};
-use crate::entry::{merge_runs, Entry, RawName};
 use crate::error::Error;
 use crate::shrink;
+use crate::summary::{merge_runs, Entry, RawName};
 
 /// A Parquet file of a run.
 pub(crate) struct Listed {

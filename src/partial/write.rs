@@ -6,8 +6,8 @@
 
 use std::io::Write;
 
-use crate::entry::Summary;
 use crate::stats::Stats;
+use crate::summary::Summary;
 
 /// The format's name: the first word of a partial's first line.
 pub const FORMAT: &str = "brc-partial";

@@ -16,8 +16,8 @@ use foldhash::fast::SeedableRandomState;
 use foldhash::SharedSeed;
 use hashbrown::HashTable;
 
-use crate::entry::{Entry, RawName};
 use crate::stats::Stats;
+use crate::summary::{Entry, RawName};
 
 /// A map from a table's keys, of type `K`, to their stats: `hashbrown`'s
 /// table under foldhash, seeded at random. Foldhash lets no list of inputs

@@ -41,8 +41,8 @@ mod long;
 mod partition;
 mod short;
 
-use crate::entry::{merge_runs, Entry};
 use crate::stats::Stats;
+use crate::summary::{merge_runs, Entry};
 use crate::tuning::{
     DENSE, FULL_TABLE_BYTES, LONG_PROBE_BYTES, SHORT_PROBE_BYTES, SHORT_SLOTS, SPARSE,
     SPREAD_BYTES, SPREAD_SLOTS,
@@ -103,7 +103,7 @@ fn over_full<S>(len: usize, n: usize) -> bool {
 }
 
 /// The offset every entry of a [`Table`] carries. An [`Entry`]'s offset
-/// is where [`Summary::from_entries`](crate::entry::Summary::from_entries)
+/// is where [`Summary::from_entries`](crate::summary::Summary::from_entries)
 /// reports a name it refuses; this table refuses such names itself
 /// ([`acceptable`]), so it keeps no offsets at all: with a million names,
 /// keeping them cost time and tens of MiB (docs/PERFORMANCE.md, *Memory*).

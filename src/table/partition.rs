@@ -33,8 +33,8 @@ use memmap2::MmapMut;
 use super::keyed::random_state;
 use super::NO_OFFSET;
 use crate::bits::prefetch;
-use crate::entry::{Entry, RawName};
 use crate::stats::Stats;
+use crate::summary::{Entry, RawName};
 use crate::tuning::{hand_off_names, PARTITIONS};
 
 /// The partitions of one run, shared by its threads.

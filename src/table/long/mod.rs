@@ -45,9 +45,9 @@ use bytemuck::{Pod, Zeroable};
 
 use super::keyed::Keyed;
 use super::{Budget, NO_OFFSET};
-use crate::entry::{Entry, RawName};
 use crate::parse::MAX_NAME_LEN;
 use crate::stats::Stats;
+use crate::summary::{Entry, RawName};
 use crate::tuning::LONG_SLOTS;
 
 /// Words of a bucket's key: the longest name and its `;`, rounded up to a

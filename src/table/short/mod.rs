@@ -19,8 +19,8 @@ use slots::Slots;
 use super::keyed::Keyed;
 use super::{Budget, NO_OFFSET};
 use crate::bits::{matches, prefetch, HI};
-use crate::entry::{Entry, RawName};
 use crate::stats::Stats;
+use crate::summary::{Entry, RawName};
 use crate::tuning::{FOURFOLD_SAMPLE, GROW_AHEAD};
 
 /// The longest name this table holds: the name and its `;` fill 16 bytes.
