@@ -6,7 +6,7 @@ use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
 use parquet::data_type::{ByteArray, DataType, FixedLenByteArray};
 use parquet::file::reader::RowGroupReader;
 
-use super::value::{be_integer, Kind, Raw};
+use super::value::{Kind, Raw};
 use super::{valid_name, File, ParquetError, Refused, RowError, Stations};
 use crate::stats::Stats;
 
@@ -154,42 +154,22 @@ impl Values {
             }
             Values::Int32(r, buf, unsigned) => {
                 let n = read(r, buf, rows, levels)?;
-                let u = *unsigned;
-                out.extend(buf.iter().map(|&v| {
-                    Raw::Int(if u {
-                        i128::from(v as u32)
-                    } else {
-                        i128::from(v)
-                    })
-                }));
+                out.extend(buf.iter().map(|&v| Raw::int32(v, *unsigned)));
                 n
             }
             Values::Int64(r, buf, unsigned) => {
                 let n = read(r, buf, rows, levels)?;
-                let u = *unsigned;
-                out.extend(buf.iter().map(|&v| {
-                    Raw::Int(if u {
-                        i128::from(v as u64)
-                    } else {
-                        i128::from(v)
-                    })
-                }));
+                out.extend(buf.iter().map(|&v| Raw::int64(v, *unsigned)));
                 n
             }
             Values::Bytes(r, buf) => {
                 let n = read(r, buf, rows, levels)?;
-                out.extend(
-                    buf.iter()
-                        .map(|b| Raw::Int(be_integer(b.data()).unwrap_or(i128::MAX))),
-                );
+                out.extend(buf.iter().map(|b| Raw::decimal(b.data())));
                 n
             }
             Values::Fixed(r, buf) => {
                 let n = read(r, buf, rows, levels)?;
-                out.extend(
-                    buf.iter()
-                        .map(|b| Raw::Int(be_integer(b.data()).unwrap_or(i128::MAX))),
-                );
+                out.extend(buf.iter().map(|b| Raw::decimal(b.data())));
                 n
             }
             Values::Other => {

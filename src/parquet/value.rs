@@ -128,6 +128,30 @@ pub(crate) enum Raw {
 }
 
 impl Raw {
+    /// A 32-bit integer, as stored (`unsigned`: its bits are a `u32`'s).
+    pub(crate) fn int32(v: i32, unsigned: bool) -> Raw {
+        Raw::Int(if unsigned {
+            i128::from(v as u32)
+        } else {
+            i128::from(v)
+        })
+    }
+
+    /// A 64-bit integer, as stored (`unsigned`: its bits are a `u64`'s).
+    pub(crate) fn int64(v: i64, unsigned: bool) -> Raw {
+        Raw::Int(if unsigned {
+            i128::from(v as u64)
+        } else {
+            i128::from(v)
+        })
+    }
+
+    /// A decimal's unscaled integer as big-endian bytes; one of more than
+    /// 16 bytes stands as a value beyond any range.
+    pub(crate) fn decimal(bytes: &[u8]) -> Raw {
+        Raw::Int(be_integer(bytes).unwrap_or(i128::MAX))
+    }
+
     /// The value in tenths, if `kind`'s rule accepts it.
     pub(crate) fn tenths(self, kind: Kind) -> Option<i64> {
         match (self, kind) {
@@ -173,31 +197,16 @@ pub(crate) fn plain(
             Raw::Float(f64::from(f32::from_le_bytes(b.try_into().unwrap())))
         }),
         Physical::INT32 => fixed(4, &|b| {
-            let v = i32::from_le_bytes(b.try_into().unwrap());
-            Raw::Int(if unsigned {
-                i128::from(v as u32)
-            } else {
-                i128::from(v)
-            })
+            Raw::int32(i32::from_le_bytes(b.try_into().unwrap()), unsigned)
         }),
         Physical::INT64 => fixed(8, &|b| {
-            let v = i64::from_le_bytes(b.try_into().unwrap());
-            Raw::Int(if unsigned {
-                i128::from(v as u64)
-            } else {
-                i128::from(v)
-            })
+            Raw::int64(i64::from_le_bytes(b.try_into().unwrap()), unsigned)
         }),
-        Physical::FIXED_LEN_BYTE_ARRAY if type_length > 0 => {
-            let values = fixed(type_length, &|b| {
-                Raw::Int(be_integer(b).unwrap_or(i128::MAX))
-            })?;
-            Some(values)
-        }
+        Physical::FIXED_LEN_BYTE_ARRAY if type_length > 0 => fixed(type_length, &Raw::decimal),
         Physical::BYTE_ARRAY => {
             let mut out = Vec::with_capacity(n.min(buf.len() / 4));
             for range in byte_arrays(buf, n)? {
-                out.push(Raw::Int(be_integer(&buf[range]).unwrap_or(i128::MAX)));
+                out.push(Raw::decimal(&buf[range]));
             }
             Some(out)
         }
