@@ -55,6 +55,7 @@ pub(crate) fn prefetch<const L1: bool, T>(p: *const T) {
 /// The inverse of the odd `k` modulo 2^64, by Newton's iteration: each
 /// step doubles the bits that are right, from the 3 that `k` itself gets
 /// right (`k * k = 1` modulo 8).
+#[cfg(any(test, feature = "lab"))]
 pub(crate) fn inverse(k: u64) -> u64 {
     debug_assert!(k % 2 == 1);
     let mut x = k;

@@ -30,13 +30,6 @@ mod budget;
 #[cfg(any(test, feature = "lab"))]
 pub mod flood;
 mod keyed;
-#[cfg_attr(
-    not(any(test, feature = "lab")),
-    expect(
-        dead_code,
-        reason = "long::hash and long::solve serve the flood generator alone"
-    )
-)]
 mod long;
 mod partition;
 mod short;

@@ -147,6 +147,7 @@ fn mix(x: [u64; 4]) -> u64 {
 }
 
 /// The hash of `name`'s key (at most [`MAX_NAME_LEN`] bytes, no `;`).
+#[cfg(any(test, feature = "lab"))]
 pub(super) fn hash(name: &[u8]) -> u64 {
     Key::new(name).hash()
 }
@@ -155,6 +156,7 @@ pub(super) fn hash(name: &[u8]) -> u64 {
 /// they are, hash to `hash`: that word enters its fold word unsalted, by
 /// XOR, and [`mix`] multiplies the fold word by an odd constant, which
 /// has an inverse. How [`super::flood`] builds names that share a hash.
+#[cfg(any(test, feature = "lab"))]
 pub(super) fn solve(name: &[u8], hash: u64) -> u64 {
     let mut key = Key::new(name);
     key.0[0] = 0;
