@@ -1,4 +1,5 @@
-"""brc: exact, fast aggregation of ``<station>;<value>`` measurement files.
+"""brc: exact, fast aggregation of ``<station>;<value>`` measurement files,
+and of Parquet files of stations and measures.
 
 The engine is the ``brc`` Rust library (the same as the ``brc`` command);
 this package is a thin layer over it:
@@ -14,8 +15,8 @@ this package is a thin layer over it:
 - :mod:`brc.dask` runs the aggregation on a Dask cluster.
 
 Malformed input raises :class:`DataError` (a :class:`ValueError`) with the
-command line's message, ``.path`` and ``.line``; I/O errors raise
-:class:`OSError`.
+command line's message, ``.path`` and ``.line`` (text) or ``.row_group``
+and ``.row`` (Parquet); I/O errors raise :class:`OSError`.
 
 The glue needs optional extras: ``brc[arrow]`` (pyarrow), ``brc[polars]``,
 ``brc[pandas]``, ``brc[dask]``; without its extra, a method raises an
@@ -29,11 +30,14 @@ from typing import BinaryIO, Callable, Iterable, Optional, Union
 
 from ._brc import ENGINES, DataError, Partial, Summary, __version__, merge
 from ._brc import aggregate as _aggregate
+# The one builder of DataErrors, the native half's, for the pure-Python
+# half's own (brc.dask names an error's input as its caller spelt it).
+from ._brc import data_error as _data_error
 from ._brc import partial_bytes as _partial_bytes
 from ._brc import partial_file as _partial_file
 
 __all__ = [
-    "ENGINES", "DataError", "Partial", "Summary", "aggregate", "merge", "partial",
+    "COLUMNS", "ENGINES", "DataError", "Partial", "Summary", "aggregate", "merge", "partial",
     "partial_bytes",
 ]
 
@@ -41,11 +45,19 @@ __all__ = [
 # input cannot be cut, and belongs whole to the range holding its first byte.
 _MAGIC = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")
 
+# The bytes a Parquet file starts and ends with, by which brc tells one.
+_PARQUET_MAGIC = b"PAR1"
+
 # What a range's reader asks for past the range's end at a time, to finish
 # its last line (a valid line is at most 107 bytes).
 _TAIL_BLOCK = 4096
 
 StrPath = Union[str, "os.PathLike[str]"]
+
+#: The Parquet columns read by default: the names', the values' (those of
+#: the One Trillion Row Challenge's files, and the command line's
+#: ``--columns station,measure``).
+COLUMNS = ("station", "measure")
 
 
 def _paths(paths: Union[StrPath, Iterable[StrPath]]) -> list[str]:
@@ -55,11 +67,27 @@ def _paths(paths: Union[StrPath, Iterable[StrPath]]) -> list[str]:
     return [os.fspath(p) for p in paths]
 
 
+def _columns(columns: tuple[str, str]) -> tuple[str, str]:
+    """``columns`` checked: two non-empty column names, else a
+    :class:`ValueError` (as the command line's ``--columns NAME,VALUE``)."""
+    if (
+        isinstance(columns, (tuple, list))
+        and len(columns) == 2
+        and all(isinstance(c, str) and c for c in columns)
+    ):
+        return (columns[0], columns[1])
+    raise ValueError(
+        f"columns must be two column names as (name, value), such as {COLUMNS!r},"
+        f" found {columns!r}"
+    )
+
+
 def aggregate(
     paths: Union[StrPath, Iterable[StrPath]],
     *,
     threads: Optional[int] = None,
     engine: str = "fast",
+    columns: tuple[str, str] = COLUMNS,
 ) -> Summary:
     """Aggregates the measurements files at ``paths`` into one summary.
 
@@ -68,17 +96,28 @@ def aggregate(
     of their names, hidden files skipped, as on the command line. Files may
     be gzip or zstd compressed (told by their first bytes).
 
+    A file that starts and ends with Parquet's magic bytes (``PAR1``) is
+    read as Parquet, whatever its name, alone or among text files: names
+    from the column ``columns[0]``, values from ``columns[1]`` (default
+    :data:`COLUMNS`, ``("station", "measure")``, as the One Trillion Row
+    Challenge writes them). Names are strings; values are numbers that are
+    each exactly a number of tenths within ±99999999.9 (doubles nearest to
+    one, such as ``12.3``, integers, decimals), never rounded.
+
     ``threads`` is the number of worker threads (default: every core);
     ``engine`` one of :data:`ENGINES` (``"fast"`` by default, ``"naive"`` the
     reference). The GIL is released while the files are read, so other
     Python threads run meanwhile.
 
     Raises :class:`DataError` for a malformed line (with ``.path`` and
-    ``.line``), :class:`OSError` when a file cannot be read, and
-    :class:`ValueError` for a bad ``threads`` (from 1 to 1024, as the
-    command line's ``--threads``) or ``engine``.
+    ``.line``) or Parquet row (a null, a value such as ``12.34``: with
+    ``.row_group`` and ``.row``, from 0) and for a Parquet file brc cannot
+    read (a missing column, named with the file's columns; a column of
+    another type; a damaged file), :class:`OSError` when a file cannot be
+    read, and :class:`ValueError` for a bad ``threads`` (from 1 to 1024, as
+    the command line's ``--threads``), ``engine`` or ``columns``.
     """
-    return _aggregate(_paths(paths), threads, engine)
+    return _aggregate(_paths(paths), threads, engine, _columns(columns))
 
 
 def partial(
@@ -87,6 +126,7 @@ def partial(
     start: Optional[int] = None,
     end: Optional[int] = None,
     threads: int = 1,
+    columns: tuple[str, str] = COLUMNS,
 ) -> Partial:
     """The exact partial state of the file at ``path``, or of its byte range
     ``start..end``: the lines whose first byte lies in the range (the line
@@ -94,6 +134,9 @@ def partial(
     there), read to the end of the last one. Ranges that cover a file, each
     counted once, merge into the whole file's partial. A gzip or zstd file
     cannot be cut: it belongs whole to the range that holds its first byte.
+    A Parquet file (read from ``columns``, as :func:`aggregate` reads it)
+    is cut between row groups: a range reads the row groups whose first
+    byte lies in it.
 
     Errors are those of :func:`aggregate`; a malformed line in a range is
     reported with its line number in the file. The GIL is released.
@@ -103,22 +146,29 @@ def partial(
     end = 2**64 - 1 if end is None else end
     if not 0 <= start <= end:
         raise ValueError(f"expected 0 <= start <= end, found {start}..{end}")
-    return _partial_file(path, start, end, threads)
+    return _partial_file(path, start, end, threads, _columns(columns))
 
 
-def partial_bytes(data: bytes, *, first_line_is_whole: bool = True, threads: int = 1) -> Partial:
+def partial_bytes(
+    data: bytes,
+    *,
+    first_line_is_whole: bool = True,
+    threads: int = 1,
+    columns: tuple[str, str] = COLUMNS,
+) -> Partial:
     """The exact partial state of bytes the caller holds (a remote read).
 
     With ``first_line_is_whole`` the bytes are read as a file is (gzip or
-    zstd data decompressed, a byte-order mark at the start skipped);
+    zstd data decompressed, a byte-order mark at the start skipped; a whole
+    Parquet file read from ``columns``, as :func:`aggregate` reads one);
     without, everything up to the first ``\\n`` belongs to the bytes before
     and is skipped: read a range from the byte before its start, so that a
     line starting right at the range's start is kept. The bytes must end
     at a line's end (or the input's). A malformed line raises
     :class:`DataError` with ``.path`` ``"<bytes>"`` and its line and offset in
-    ``data``.
+    ``data`` (a Parquet row: its row group and row).
     """
-    return _partial_bytes(data, first_line_is_whole, threads)
+    return _partial_bytes(data, first_line_is_whole, threads, _columns(columns))
 
 
 def _range_bytes(read: Callable[[int, int], bytes], size: int, lo: int, end: int) -> bytes:
@@ -149,11 +199,3 @@ def _newlines_before(f: BinaryIO, offset: int) -> int:
         count += block.count(b"\n")
         offset -= len(block)
     return count
-
-
-def _data_error(path: str, line: int, offset: int, reason: str) -> DataError:
-    """A :class:`DataError` for line ``line`` of ``path``, at byte
-    ``offset``, with the command line's message."""
-    error = DataError(f"{path}: line {line}: {reason}")
-    error.path, error.line, error.offset, error.reason = path, line, offset, reason
-    return error

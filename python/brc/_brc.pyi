@@ -12,15 +12,26 @@ class DataError(ValueError):
     """Malformed input.
 
     ``str(error)`` is the message the ``brc`` command prints after ``brc: ``:
-    ``<path>: line <N>: expected ..., found ...``.
+    ``<path>: line <N>: expected ..., found ...`` for a text line,
+    ``<path>: row group <G>, row <R>: expected ..., found ...`` for a
+    Parquet row, ``<path>: <reason>`` for a Parquet file brc cannot read (a
+    missing column, a column of another type, a damaged file, a sum beyond
+    64 bits).
     """
 
     path: str
-    """The input the malformed line is in."""
-    line: int
-    """The line's 1-based number."""
+    """The input the malformed line or row is in."""
+    line: Optional[int]
+    """The line's 1-based number (``None`` in Parquet)."""
     offset: Optional[int]
-    """The byte offset of the line's first byte (``None`` in a partial)."""
+    """The byte offset of the line's first byte (``None`` in a partial or
+    in Parquet)."""
+    row_group: Optional[int]
+    """The Parquet row group the refused row is in, from 0 (``None`` in
+    text, and for an error of the whole file)."""
+    row: Optional[int]
+    """The refused row's number within its row group, from 0 (``None`` as
+    ``row_group`` is)."""
     reason: str
     """What is wrong: ``expected ..., found ...``."""
 
@@ -37,7 +48,8 @@ class Summary:
     Arrow consumers read its columns without a copy through Python objects.
     Columns: ``station`` (string), ``min``, ``mean``, ``max``
     (decimal128(3, 1): the exact one-decimal values printed, the mean rounded
-    as the official result rounds it) and ``count`` (int64).
+    as the official result rounds it; decimal128(9, 1) when a value lies
+    beyond ±99.9, as Parquet values may) and ``count`` (int64).
     """
 
     def __len__(self) -> int: ...
@@ -90,11 +102,31 @@ def merge(partials: Sequence[Partial]) -> Partial:
     """Merges partials into the partial of all their inputs (none: the empty
     partial). Raises ``OverflowError`` if a total leaves 64 bits."""
 
-def partial_file(path: str, start: int, end: int, threads: Optional[int]) -> Partial:
+def partial_file(
+    path: str, start: int, end: int, threads: Optional[int], columns: tuple[str, str]
+) -> Partial:
     """See :func:`brc.partial`: the partial of a byte range of a file."""
 
-def partial_bytes(data: bytes, first_line_is_whole: bool, threads: Optional[int]) -> Partial:
+def partial_bytes(
+    data: bytes, first_line_is_whole: bool, threads: Optional[int], columns: tuple[str, str]
+) -> Partial:
     """See :func:`brc.partial_bytes`."""
 
-def aggregate(paths: Sequence[str], threads: Optional[int], engine_name: str) -> Summary:
+def aggregate(
+    paths: Sequence[str], threads: Optional[int], engine_name: str, columns: tuple[str, str]
+) -> Summary:
     """See :func:`brc.aggregate`, which normalises the arguments."""
+
+def data_error(
+    path: str,
+    reason: str,
+    *,
+    line: Optional[int] = None,
+    offset: Optional[int] = None,
+    row_group: Optional[int] = None,
+    row: Optional[int] = None,
+) -> DataError:
+    """The :class:`DataError` (not raised) for ``path`` at line ``line``
+    (starting at byte ``offset``, if known), at row ``row`` of row group
+    ``row_group``, or neither, with the command line's message; a
+    ``ValueError`` for any other mix."""

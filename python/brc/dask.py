@@ -1,5 +1,7 @@
 """brc on a Dask cluster: files cut into byte ranges, one task per range,
-the exact partial results tree-reduced on the workers.
+the exact partial results tree-reduced on the workers. Text and Parquet
+files alike: a local Parquet file's range reads the row groups whose first
+byte lies in it; a remote one is one task.
 
 Only partials travel between workers and to the client (a few dozen bytes
 per station, in the ``brc-partial`` format when pickled), never rows. Every
@@ -56,11 +58,13 @@ class _Piece:
 class _Failed:
     """A task's error, kept as a value so that the merge tree can pick the
     one the command line would report: the first in argument order, then in
-    the file. ``offset`` is the byte offset of the line in the file, with
-    ``line`` unknown (``None``) when the task read only a range."""
+    the file. ``at`` is where in the file: the byte offset of a malformed
+    line, with ``line`` unknown (``None``) when the task read only a range;
+    the row group and row of a refused Parquet row; ``(-1,)`` for anything
+    else, which concerns the file as a whole."""
 
     order: int
-    offset: int
+    at: tuple[int, ...]
     line: Optional[int]
     error: BaseException
 
@@ -71,6 +75,7 @@ def aggregate(
     split_bytes: Union[int, str] = "256MiB",
     client: Any = None,
     storage_options: Optional[dict] = None,
+    columns: tuple[str, str] = brc.COLUMNS,
 ) -> brc.Summary:
     """Aggregates the files at ``urlpaths`` on Dask into one summary.
 
@@ -79,6 +84,10 @@ def aggregate(
     the regular files directly inside it, hidden ones skipped. Uncompressed
     files are cut into tasks of about ``split_bytes`` bytes (an int, or a
     string such as ``"64MiB"``); gzip and zstd files are one task each.
+    Parquet files (told by their bytes, as :func:`brc.aggregate` tells them,
+    names and values read from ``columns``) are cut too when local, each
+    task reading the row groups that start in its bytes; a remote one is
+    one task, fetched whole.
 
     ``storage_options`` go to the fsspec filesystem (credentials, endpoint).
     Tasks run on ``client``, else on the current ``distributed.Client`` if
@@ -88,8 +97,9 @@ def aggregate(
     its last line. The partials are merged on the workers, a tree of merges
     of :data:`FAN_IN` partials each.
 
-    Raises :class:`brc.DataError` for the first malformed line (in argument
-    order, then in its file), :class:`OSError` for an unreadable file,
+    Raises :class:`brc.DataError` for the first malformed line or Parquet
+    row (in argument order, then in its file) or Parquet file brc cannot
+    read, :class:`OSError` for an unreadable file,
     :class:`FileNotFoundError` for a glob that matches nothing (an empty
     directory is an empty input), as the command line does; each names the
     file as the caller spelt it (a match of ``data/*.txt`` as
@@ -101,6 +111,7 @@ def aggregate(
     split = parse_bytes(split_bytes) if isinstance(split_bytes, str) else int(split_bytes)
     if split < 1:
         raise ValueError(f"split_bytes must be at least 1 byte, found {split_bytes!r}")
+    columns = brc._columns(columns)
     if isinstance(urlpaths, (str, os.PathLike)):
         urlpaths = [urlpaths]
     urlpaths = [os.fspath(u) for u in urlpaths]
@@ -118,7 +129,7 @@ def aggregate(
     keys = []
     for i, piece in enumerate(pieces):
         key = (f"brc-piece-{token}", i)
-        graph[key] = (_run_piece, fs, piece)
+        graph[key] = (_run_piece, fs, piece, columns)
         keys.append(key)
     level = 0
     while len(keys) > 1 or level == 0:
@@ -212,21 +223,34 @@ def _found(fs: Any, given_dir: str, fs_dir: str, name: str) -> _File:
 
 def _pieces(fs: Any, files: list[_File], split: int) -> Iterable[_Piece]:
     """The tasks' inputs: each uncompressed file cut into nearly equal
-    ranges of at most ``split`` bytes, each compressed one whole."""
+    ranges of at most ``split`` bytes, each compressed one whole, each
+    Parquet one cut if local (brc reads a range's row groups), else
+    whole."""
+    local = _is_local(fs)
     for order, file in enumerate(files):
         path = file.path
         try:
             size = fs.size(path)
             head = fs.cat_file(path, start=0, end=4) if size else b""
+            parquet = not local and _is_parquet(fs, path, size, head)
         except OSError as e:
             _name_as_given(e, file)
             raise
-        if size is None or head.startswith(brc._MAGIC):
+        if size is None or head.startswith(brc._MAGIC) or parquet:
             yield _Piece(order, path, size, 0, None)
             continue
         n = max(1, -(-size // split))
         for k in range(n):
             yield _Piece(order, path, size, k * size // n, (k + 1) * size // n)
+
+
+def _is_parquet(fs: Any, path: str, size: Optional[int], head: bytes) -> bool:
+    """Whether the file at ``path``, of ``size`` bytes, starting with
+    ``head``, is Parquet: as brc tells one, by the magic bytes at both
+    ends."""
+    if size is None or size < 12 or head != brc._PARQUET_MAGIC:
+        return False
+    return fs.cat_file(path, start=size - 4, end=size) == brc._PARQUET_MAGIC
 
 
 def _name_as_given(error: OSError, file: _File) -> None:
@@ -241,40 +265,47 @@ def _is_local(fs: Any) -> bool:
     return isinstance(fs, LocalFileSystem)
 
 
-def _run_piece(fs: Any, piece: _Piece) -> Union[brc.Partial, _Failed]:
-    """A task: the partial of ``piece``, or its error as a value."""
+def _run_piece(
+    fs: Any, piece: _Piece, columns: tuple[str, str]
+) -> Union[brc.Partial, _Failed]:
+    """A task: the partial of ``piece`` (Parquet files' names and values
+    read from ``columns``), or its error as a value."""
     base = 0
     local = _is_local(fs)
     try:
         if local:
-            return brc.partial(piece.path, start=piece.start, end=piece.end)
+            return brc.partial(piece.path, start=piece.start, end=piece.end, columns=columns)
         if piece.end is None:
-            return brc.partial_bytes(fs.cat_file(piece.path))
+            return brc.partial_bytes(fs.cat_file(piece.path), columns=columns)
         base = max(piece.start - 1, 0)
         read = lambda at, stop: fs.cat_file(piece.path, start=at, end=stop)  # noqa: E731
         data = brc._range_bytes(read, piece.size, base, piece.end)
         return brc.partial_bytes(data, first_line_is_whole=piece.start == 0)
     except brc.DataError as e:
+        if e.line is None:
+            # A Parquet file's: at a row, or the whole file's.
+            at = (-1,) if e.row_group is None else (e.row_group, e.row)
+            return _Failed(piece.order, at, None, e)
         # A remote range's lines are numbered from its start: the line in
         # the file is counted only for the error reported (`_finish`).
         line = e.line if local or piece.end is None else None
-        return _Failed(piece.order, base + e.offset, line, e)
+        return _Failed(piece.order, (base + e.offset,), line, e)
     except OSError as e:
-        return _Failed(piece.order, -1, None, e)
+        return _Failed(piece.order, (-1,), None, e)
 
 
 def _merge(outcomes: list) -> Union[brc.Partial, _Failed]:
     """A merge task: the merged partial, or the first error."""
     failed = [o for o in outcomes if isinstance(o, _Failed)]
     if failed:
-        return min(failed, key=lambda f: (f.order, f.offset))
+        return min(failed, key=lambda f: (f.order, f.at))
     return brc.merge(outcomes)
 
 
 def _finish(fs: Any, files: list[_File], outcome: Union[brc.Partial, _Failed]) -> brc.Partial:
     """The last task: the merged partial, or the first error raised, named
     by its file as the caller gave it and by its line (counted here, once,
-    for the error reported)."""
+    for the error reported) or Parquet row."""
     if not isinstance(outcome, _Failed):
         return outcome
     error = outcome.error
@@ -283,8 +314,14 @@ def _finish(fs: Any, files: list[_File], outcome: Union[brc.Partial, _Failed]) -
         if isinstance(error, OSError):
             _name_as_given(error, file)
         raise error
+    if error.line is None:
+        # A Parquet file's: nothing to count.
+        raise brc._data_error(
+            file.shown, error.reason, row_group=error.row_group, row=error.row
+        )
     line = outcome.line
+    offset = outcome.at[0]
     if line is None:
         with fs.open(file.path, "rb") as f:
-            line = brc._newlines_before(f, outcome.offset) + 1
-    raise brc._data_error(file.shown, line, outcome.offset, error.reason)
+            line = brc._newlines_before(f, offset) + 1
+    raise brc._data_error(file.shown, error.reason, line=line, offset=offset)

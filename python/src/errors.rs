@@ -1,7 +1,10 @@
 //! The library's errors as Python exceptions: `brc.DataError` for
-//! malformed input, `OSError` (and its subclasses, by errno) for I/O, and a
+//! malformed input (a text line, a Parquet file or row of one, a
+//! partial), `OSError` (and its subclasses, by errno) for I/O, and a
 //! `OverflowError` for merged totals beyond 64 bits, and a `RuntimeError`
 //! rather than pyo3's `PanicException` should the library ever panic.
+//! Each is built in one function here; the pure-Python half builds its
+//! `DataError`s through [`data_error`] too.
 
 use std::any::Any;
 use std::fmt::Display;
@@ -16,8 +19,9 @@ pyo3::create_exception!(
     DataError,
     PyValueError,
     "Malformed input: its message is the one the `brc` command prints after \
-     `brc: `; `.path`, `.line` (1-based) and `.offset` (of the line's first \
-     byte) say where, `.reason` what is wrong."
+     `brc: `; `.path`, and `.line` (1-based) and `.offset` (of the line's \
+     first byte) in text, or `.row_group` and `.row` (0-based) in Parquet, \
+     say where (`None` where they do not apply), `.reason` what is wrong."
 );
 
 /// Why a call failed, before it is turned into a Python exception (which
@@ -57,11 +61,15 @@ impl From<Failure> for PyErr {
             Failure::At {
                 path,
                 error: brc::Error::Data(e),
-            } => data_error(&path, &e),
+            } => line_error(&path, &e),
             Failure::At {
                 path,
                 error: brc::Error::Io(e),
             } => io_error(&path, &e),
+            Failure::At {
+                path,
+                error: brc::Error::Parquet(e),
+            } => parquet_error(&path, &e),
             Failure::At { path, error } => other_error(&path, &error),
             Failure::Overflow(e) => PyOverflowError::new_err(e.to_string()),
             Failure::Panic(message) => {
@@ -85,7 +93,10 @@ pub fn partial_error(e: brc::partial::PartialError) -> PyErr {
     use brc::partial::PartialError;
     const PARTIAL: &str = "<partial>";
     match e {
-        PartialError::Line { line, kind } => line_error(PARTIAL, line, None, &kind),
+        PartialError::Line { line, kind } => {
+            let place = Place::Line { line, offset: None };
+            new_data_error(PARTIAL, place, &kind.to_string())
+        }
         PartialError::Overflow(e) => Failure::Overflow(e).into(),
         PartialError::Io(e) => Failure::at(PARTIAL.as_ref(), e.into()).into(),
         e => other_error(PARTIAL, &e),
@@ -93,26 +104,113 @@ pub fn partial_error(e: brc::partial::PartialError) -> PyErr {
 }
 
 /// A `brc.DataError` for `e` in the input at `path`.
-fn data_error(path: &str, e: &brc::DataError) -> PyErr {
-    line_error(path, e.line, Some(e.offset), &e.kind)
+fn line_error(path: &str, e: &brc::DataError) -> PyErr {
+    let place = Place::Line {
+        line: e.line,
+        offset: Some(e.offset),
+    };
+    new_data_error(path, place, &e.kind.to_string())
 }
 
-/// A `brc.DataError` for line `line` of the input at `path` (starting at
-/// byte `offset`, when known), malformed as `reason` says. Its message is
-/// the command line's, `<path>: line <N>: <reason>`.
-fn line_error(path: &str, line: u64, offset: Option<u64>, reason: &dyn Display) -> PyErr {
-    let reason = reason.to_string();
-    let err = DataError::new_err(format!("{path}: line {line}: {reason}"));
+/// A `brc.DataError` for the Parquet file at `path`: a refused row names
+/// its row group and row; anything else (a missing column, a column of
+/// the wrong type, a malformed file, a sum beyond 64 bits) the file.
+fn parquet_error(path: &str, e: &brc::ParquetError) -> PyErr {
+    match e {
+        brc::ParquetError::Row {
+            row_group,
+            row,
+            kind,
+        } => {
+            let place = Place::Row {
+                row_group: *row_group as u64,
+                row: *row,
+            };
+            new_data_error(path, place, &kind.to_string())
+        }
+        e => new_data_error(path, Place::File, &e.to_string()),
+    }
+}
+
+/// Where in its input a `brc.DataError` is.
+#[derive(Clone, Copy)]
+enum Place {
+    /// Line `line` (1-based) of text, starting at byte `offset` when known.
+    Line { line: u64, offset: Option<u64> },
+    /// Row `row` of row group `row_group` of a Parquet file (0-based both).
+    Row { row_group: u64, row: u64 },
+    /// The input as a whole.
+    File,
+}
+
+/// The one place a `brc.DataError` is built: for the input at `path`, at
+/// `place`, malformed as `reason` says. Its message is the command line's:
+/// `<path>: line <N>: <reason>`, `<path>: row group <G>, row <R>:
+/// <reason>`, or `<path>: <reason>`; its attributes say the same, `None`
+/// where they do not apply.
+fn new_data_error(path: &str, place: Place, reason: &str) -> PyErr {
+    let (mut line, mut offset, mut row_group, mut row) = (None, None, None, None);
+    let message = match place {
+        Place::Line {
+            line: n,
+            offset: at,
+        } => {
+            (line, offset) = (Some(n), at);
+            format!("{path}: line {n}: {reason}")
+        }
+        Place::Row {
+            row_group: g,
+            row: r,
+        } => {
+            (row_group, row) = (Some(g), Some(r));
+            format!("{path}: row group {g}, row {r}: {reason}")
+        }
+        Place::File => format!("{path}: {reason}"),
+    };
+    let err = DataError::new_err(message);
     Python::attach(|py| {
         let value = err.value(py);
         let set = || -> PyResult<()> {
             value.setattr("path", path)?;
             value.setattr("line", line)?;
             value.setattr("offset", offset)?;
-            value.setattr("reason", &reason)
+            value.setattr("row_group", row_group)?;
+            value.setattr("row", row)?;
+            value.setattr("reason", reason)
         };
         set().err().unwrap_or(err)
     })
+}
+
+/// `brc._brc.data_error`: the `brc.DataError` (not raised) for the input
+/// at `path`, at line `line` (starting at byte `offset`, if known), at row
+/// `row` of row group `row_group`, or neither, as the library's errors
+/// are: for the pure-Python half, which names an error's input as its
+/// caller spelt it (`brc.dask`).
+#[pyfunction]
+#[pyo3(signature = (path, reason, *, line = None, offset = None, row_group = None, row = None))]
+pub fn data_error(
+    py: Python<'_>,
+    path: &str,
+    reason: &str,
+    line: Option<u64>,
+    offset: Option<u64>,
+    row_group: Option<u64>,
+    row: Option<u64>,
+) -> PyResult<Py<PyAny>> {
+    let place = match (line, row_group, row) {
+        (Some(line), None, None) => Place::Line { line, offset },
+        (None, Some(row_group), Some(row)) if offset.is_none() => Place::Row { row_group, row },
+        (None, None, None) if offset.is_none() => Place::File,
+        _ => {
+            return Err(PyValueError::new_err(
+                "expected a line (and an offset), a row group and a row, or neither",
+            ))
+        }
+    };
+    Ok(new_data_error(path, place, reason)
+        .into_value(py)
+        .into_any())
 }
 
 /// An `OSError` for `e` on the input at `path`, built as

@@ -10,7 +10,7 @@ mod summary;
 
 use std::path::PathBuf;
 
-use brc::{Engine, Options, MAX_THREADS};
+use brc::{Columns, Engine, Inputs, Options, Source, MAX_THREADS};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyInt;
@@ -49,21 +49,38 @@ pub(crate) fn options(threads: Option<&Bound<'_, PyInt>>) -> PyResult<Options> {
     Ok(options)
 }
 
+/// The Parquet columns `(key, value)`: the names', the values'.
+pub(crate) fn columns((key, value): (String, String)) -> Columns {
+    Columns { key, value }
+}
+
+/// The files at `paths` (a directory stands for the regular files in it),
+/// as the command line lists them, Parquet files' names and values read
+/// from `columns`.
+pub(crate) fn inputs(paths: Vec<PathBuf>, columns: Columns) -> Inputs {
+    Inputs::new(paths.into_iter().map(Source::File)).columns(columns)
+}
+
 /// Aggregates the files at `paths` (a directory stands for the regular
-/// files in it) into one summary, as the command line reads them, without
-/// the GIL.
+/// files in it; text or Parquet) into one summary, as the command line
+/// reads them, without the GIL.
 #[pyfunction]
-#[pyo3(signature = (paths, threads, engine_name))]
+#[pyo3(signature = (paths, threads, engine_name, columns))]
 fn aggregate(
     py: Python<'_>,
     paths: Vec<PathBuf>,
     threads: Option<Bound<'_, PyInt>>,
     engine_name: &str,
+    columns: (String, String),
 ) -> PyResult<Summary> {
     let engine = engine(engine_name)?;
     let options = options(threads.as_ref())?;
+    let columns = self::columns(columns);
     let summary = py.detach(|| {
-        guarded(|| brc::input::aggregate_paths(&paths, engine, &options).map_err(Failure::from))
+        guarded(|| {
+            let inputs = self::inputs(paths, columns);
+            inputs.aggregate(engine, &options).map_err(Failure::from)
+        })
     })?;
     Ok(Summary::new(summary))
 }
@@ -77,6 +94,7 @@ fn _brc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partial::partial_file, m)?)?;
     m.add_function(wrap_pyfunction!(partial::partial_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(partial::merge, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::data_error, m)?)?;
     m.add("DataError", m.py().get_type::<errors::DataError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(

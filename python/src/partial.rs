@@ -3,7 +3,7 @@
 //! format (docs/PARTIAL-FORMAT.md).
 
 use std::borrow::Cow;
-use std::io::Cursor;
+use std::io::{Cursor, Write};
 use std::path::PathBuf;
 
 use brc::input::Input;
@@ -70,8 +70,9 @@ impl Partial {
 
 /// The partial of the lines of the file at `path` whose first byte lies in
 /// `start..end` (any input the command line reads: mapped, or
-/// decompressed, which only the range holding byte 0 reads), without the
-/// GIL.
+/// decompressed, which only the range holding byte 0 reads), or of the
+/// row groups whose first byte does (a Parquet file, its names and values
+/// read from `columns`), without the GIL.
 #[pyfunction]
 pub fn partial_file(
     py: Python<'_>,
@@ -79,12 +80,14 @@ pub fn partial_file(
     start: u64,
     end: u64,
     threads: Option<Bound<'_, PyInt>>,
+    columns: (String, String),
 ) -> PyResult<Partial> {
     let options = crate::options(threads.as_ref())?;
+    let columns = crate::columns(columns);
     let inner = py.detach(|| {
         guarded(|| {
-            let summary =
-                brc::input::aggregate_file_range(&path, start..end, Engine::Fast, &options)?;
+            let inputs = crate::inputs(vec![path], columns).within(start..end);
+            let summary = inputs.aggregate(Engine::Fast, &options)?;
             Ok(brc::Partial::from(summary))
         })
     })?;
@@ -93,20 +96,25 @@ pub fn partial_file(
 
 /// The partial of bytes the caller holds: read as a file is when
 /// `first_line_is_whole` (decompressed if gzip or zstd, a byte-order mark
-/// at the start skipped), else from the first line start after a `\n` on
-/// (the line before belongs to the bytes before).
+/// at the start skipped; a whole Parquet file, its names and values read
+/// from `columns`), else from the first line start after a `\n` on (the
+/// line before belongs to the bytes before).
 #[pyfunction]
 pub fn partial_bytes(
     py: Python<'_>,
     data: &[u8],
     first_line_is_whole: bool,
     threads: Option<Bound<'_, PyInt>>,
+    columns: (String, String),
 ) -> PyResult<Partial> {
     let options = crate::options(threads.as_ref())?;
+    let columns = crate::columns(columns);
     let name = "<bytes>".as_ref();
     let inner = py.detach(|| {
         guarded(|| {
-            let summary = if first_line_is_whole {
+            let summary = if first_line_is_whole && is_parquet(data) {
+                parquet_bytes(data, columns, &options)
+            } else if first_line_is_whole {
                 let input = Input::from_reader(Cursor::new(data.to_vec()))
                     .map_err(|e| Failure::at(name, e.into()))?;
                 input.aggregate(Engine::Fast, &options)
@@ -125,6 +133,30 @@ pub fn partial_bytes(
         })
     })?;
     Ok(Partial { inner })
+}
+
+/// Whether `data` is a Parquet file: Parquet's magic bytes at both ends
+/// (as the library tells a Parquet file).
+fn is_parquet(data: &[u8]) -> bool {
+    const MAGIC: &[u8] = b"PAR1";
+    data.len() >= 12 && data.starts_with(MAGIC) && data.ends_with(MAGIC)
+}
+
+/// Aggregates the Parquet file `data`, which the library reads from a
+/// file only: from a temporary file, removed after.
+fn parquet_bytes(
+    data: &[u8],
+    columns: brc::Columns,
+    options: &brc::Options,
+) -> Result<brc::Summary, brc::Error> {
+    let mut file = tempfile::Builder::new()
+        .prefix("brc-bytes-")
+        .suffix(".parquet")
+        .tempfile()?;
+    file.write_all(data)?;
+    file.flush()?;
+    let inputs = crate::inputs(vec![file.path().to_path_buf()], columns);
+    inputs.aggregate(Engine::Fast, options).map_err(|e| e.error)
 }
 
 /// Merges partials into the partial of all their inputs.
