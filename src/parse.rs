@@ -15,10 +15,11 @@ use crate::error::{quoted, ErrorKind, QUOTED_LEN};
 /// The longest name the grammar allows, in bytes.
 pub const MAX_NAME_LEN: usize = 100;
 
-/// The longest valid line without its `\n`, in bytes: a name of
-/// [`MAX_NAME_LEN`] bytes, `;` and `-99.9`. A longer line is malformed
-/// whatever it holds.
-pub(crate) const MAX_LINE_LEN: usize = MAX_NAME_LEN + 1 + 5;
+/// The longest valid measurement line (a row) without its `\n`, in
+/// bytes: a name of [`MAX_NAME_LEN`] bytes, `;` and `-99.9`. A longer line
+/// is malformed whatever it holds. (A partial's lines have their own
+/// bound, `partial::MAX_LINE_LEN`.)
+pub(crate) const MAX_ROW_LEN: usize = MAX_NAME_LEN + 1 + 5;
 
 /// How much of a line's start decides [`parse_line`]'s verdict on it: a
 /// name of at most [`MAX_NAME_LEN`] bytes, its `;`, and as much of the value

@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use crate::parse::MAX_LINE_LEN;
+use crate::parse::MAX_ROW_LEN;
 use crate::tuning::{CHUNK_GROW, CHUNK_TAIL};
 
 /// The chunks of the lines of `bytes` that start in a window, each chunk
@@ -83,9 +83,9 @@ impl<'a> Chunks<'a> {
         if pos >= len {
             return Some(len);
         }
-        // The line holding `pos - 1` ends within `MAX_LINE_LEN + 1` bytes
+        // The line holding `pos - 1` ends within `MAX_ROW_LEN + 1` bytes
         // from there if it is valid.
-        let stop = len.min(pos + MAX_LINE_LEN);
+        let stop = len.min(pos + MAX_ROW_LEN);
         match memchr::memchr(b'\n', &self.bytes[pos - 1..stop]) {
             Some(i) => Some(pos + i),
             // It is the last line.
@@ -204,9 +204,9 @@ mod tests {
     #[test]
     fn a_line_longer_than_any_valid_line_ends_the_chunks() {
         let head = b"a;1.0\nbb;2.0\n".repeat(20);
-        let long = vec![b'x'; 10 * MAX_LINE_LEN];
+        let long = vec![b'x'; 10 * MAX_ROW_LEN];
         let input = [&head[..], &long, b"\nc;3.0\n"].concat();
-        for size in 1..=head.len() + 2 * MAX_LINE_LEN {
+        for size in 1..=head.len() + 2 * MAX_ROW_LEN {
             let chunks = all(&input, size);
             // In order, at line starts, up to the chunk holding the long
             // line's start, which takes the rest of the input.

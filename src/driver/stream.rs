@@ -24,7 +24,7 @@ use std::sync::mpsc::Receiver;
 
 use crate::engine::Options;
 use crate::error::Fault;
-use crate::parse::{LineHead, MAX_LINE_LEN};
+use crate::parse::{LineHead, MAX_ROW_LEN};
 
 /// A block of whole lines in a buffer from the pool. The buffer is
 /// initialized to its full length once, when allocated; only `..len` is
@@ -128,14 +128,14 @@ impl Reading {
                     // Nothing whole before a read error, or a line that is
                     // malformed however it goes on (judged below).
                     (Some(Err(_)), None) => break 0,
-                    (None, None) if filled > MAX_LINE_LEN => break 0,
+                    (None, None) if filled > MAX_ROW_LEN => break 0,
                     // A block smaller than a line that may still be valid:
                     // the buffer grows to hold it.
                     (None, None) => buf.resize(buf.len() * 2, 0),
                 }
             };
             let partial = &buf[len..filled];
-            if partial.len() > MAX_LINE_LEN {
+            if partial.len() > MAX_ROW_LEN {
                 let mut line = LineHead::default();
                 line.extend(partial);
                 let at = *offset;

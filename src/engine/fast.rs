@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::engine::Accumulator;
 use crate::error::Fault;
-use crate::parse::{self, MAX_LINE_LEN};
+use crate::parse::{self, MAX_ROW_LEN};
 use crate::scan::{self, Dispatch, PAD};
 use crate::summary::Entry;
 use crate::table::{Adder, Partitions, Staging, Table};
@@ -30,7 +30,7 @@ fn cuts<const N: usize>(chunk: &[u8], from: usize, limit: usize) -> Option<[usiz
     let mut cuts = [limit; N];
     for (k, cut) in cuts[..N - 1].iter_mut().enumerate() {
         let at = from + (limit - from) / N * (k + 1);
-        let near = &chunk[at..limit.min(at + MAX_LINE_LEN + 1)];
+        let near = &chunk[at..limit.min(at + MAX_ROW_LEN + 1)];
         *cut = at + memchr::memchr(b'\n', near)? + 1;
     }
     Some(cuts)

@@ -5,7 +5,7 @@
 use super::kernel::Kernel;
 use super::line::{line, short_value};
 use crate::bits::prefetch;
-use crate::parse::MAX_LINE_LEN;
+use crate::parse::MAX_ROW_LEN;
 use crate::table::{ChunkAdder, SHORT};
 use crate::tuning::{AHEAD, BATCH, STREAMS};
 
@@ -67,7 +67,7 @@ pub(super) unsafe fn lockstep<K: Kernel>(
 
 /// The most bytes a line the scanner takes spans, its `\n` included: the
 /// longest name, its `;` and `-99.9\n`.
-const LINE_SPAN: usize = MAX_LINE_LEN + 1;
+const LINE_SPAN: usize = MAX_ROW_LEN + 1;
 
 /// Starts loading the input [`AHEAD`] bytes after `p`, which need not be
 /// in the buffer (a prefetch never faults): a window that reached into a

@@ -16,13 +16,13 @@ use std::arch::x86_64::*;
 use super::avx2::{load_words, Avx2};
 use super::keep;
 use crate::bits::{load, prefetch};
-use crate::parse::MAX_LINE_LEN;
+use crate::parse::MAX_ROW_LEN;
 use crate::scan::kernel::Kernel;
 use crate::table::{ChunkAdder, Shape, ONE_ROW, SHORT};
 use crate::tuning::{AHEAD, LANES};
 
 /// The most bytes a line the scanner takes spans, its `\n` included.
-const LINE_SPAN: usize = MAX_LINE_LEN + 1;
+const LINE_SPAN: usize = MAX_ROW_LEN + 1;
 
 /// For a name of `len <= SHORT` bytes, the bits of its two key words to
 /// keep, the name and its `;`: `KEY_MASKS[0][len]` and `KEY_MASKS[1][len]`.
