@@ -118,11 +118,11 @@ pub(crate) const DENSE: usize = 2;
 /// than [`SPARSE`]: the L2 cache's size, and then some.
 pub(crate) const FULL_TABLE_BYTES: usize = 2 << 20;
 
-/// Slots a long-name table starts with: 256 (32 KiB), where the 413
+/// Buckets a long-name table starts with: 256 (32 KiB), where the 413
 /// official names hold ten long ones. With 64, two of them shared a home
-/// slot, and every row of the one further on left the lanes' loop for the
+/// bucket, and every row of the one further on left the lanes' loop for the
 /// long table's walk (docs/PERFORMANCE.md, *The tables*).
-pub(crate) const LONG_SLOTS: usize = 256;
+pub(crate) const LONG_BUCKETS: usize = 256;
 
 /// How many names a short table's sample must hold before its growth is
 /// judged fourfold or twofold (too few say nothing). Under `cargo fuzz`,

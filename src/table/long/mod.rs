@@ -48,7 +48,7 @@ use super::{Budget, NO_OFFSET};
 use crate::parse::MAX_NAME_LEN;
 use crate::stats::Stats;
 use crate::summary::{Entry, RawName};
-use crate::tuning::LONG_SLOTS;
+use crate::tuning::LONG_BUCKETS;
 
 /// Words of a bucket's key: the longest name and its `;`, rounded up to a
 /// word.
@@ -248,7 +248,7 @@ pub(super) struct Long {
 
 impl Default for Long {
     fn default() -> Long {
-        Long::with_capacity(LONG_SLOTS)
+        Long::with_capacity(LONG_BUCKETS)
     }
 }
 
