@@ -173,7 +173,10 @@ impl Generator {
                 });
             }
             let (station, tenths) = self.row(i);
-            (stations[station].name().as_bytes(), i64::from(tenths))
+            (
+                stations[station].name().as_bytes(),
+                f64::from(tenths) / 10.0,
+            )
         };
         crate::parquet::write::write(out, (0..rows).map(row), &layout).map_err(io::Error::other)?;
         Ok(Progress { rows, bytes: 0 })

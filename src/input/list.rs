@@ -306,11 +306,11 @@ impl Inputs {
 
     /// The Parquet files this run reads, each with the part of its bytes
     /// whose row groups it reads.
-    pub(super) fn parquet(&self) -> Vec<parquet::run::Listed> {
+    pub(super) fn parquet(&self) -> Vec<parquet::run::Queued> {
         let window = self.window.clone();
         (self.starts().enumerate())
             .filter(|(_, (at, l))| l.parquet && reads(&window, *at, l.size))
-            .map(|(input, (at, l))| parquet::run::Listed {
+            .map(|(input, (at, l))| parquet::run::Queued {
                 input,
                 path: match &l.source {
                     Source::File(path) => path.clone(),

@@ -17,24 +17,19 @@ use bytes::Bytes;
 use memmap2::Mmap;
 
 use super::{Columns, File, Stations};
+use crate::driver::RunError;
 use crate::error::Error;
 use crate::shrink;
 use crate::summary::{merge_runs, Entry, RawName};
 
-/// A Parquet file of a run.
-pub(crate) struct Listed {
+/// A Parquet file a run reads, queued for its row groups.
+pub(crate) struct Queued {
     /// The file's index among the run's inputs, which a failure names.
     pub(crate) input: usize,
     pub(crate) path: PathBuf,
     /// The row groups read: those whose first byte lies in this range of
     /// the file's bytes (all of them: `0..u64::MAX`).
     pub(crate) window: Range<u64>,
-}
-
-/// A failure of a run: the input and what went wrong.
-pub(crate) struct Failed {
-    pub(crate) input: usize,
-    pub(crate) error: Error,
 }
 
 /// A file open for its row groups.
@@ -55,13 +50,13 @@ type Next = (usize, Option<Task>);
 
 /// What the workers share.
 struct Shared<'a> {
-    files: &'a [Listed],
+    files: &'a [Queued],
     columns: &'a Columns,
     next: Mutex<Next>,
     /// The position of the first failed task (file, row group position),
     /// flattened: no task at or after it is started.
     bound: AtomicUsize,
-    failed: Mutex<Option<((usize, usize), Failed)>>,
+    failed: Mutex<Option<((usize, usize), RunError)>>,
     consumed: &'a AtomicU64,
 }
 
@@ -71,11 +66,11 @@ type Task = (Arc<Open>, usize);
 /// Aggregates the row groups of `files` with `threads` workers into sorted
 /// entries, counting the bytes of row groups read into `consumed`.
 pub(crate) fn aggregate(
-    files: &[Listed],
+    files: &[Queued],
     columns: &Columns,
     threads: usize,
     consumed: &AtomicU64,
-) -> Result<Vec<Entry>, Failed> {
+) -> Result<Vec<Entry>, RunError> {
     if files.is_empty() {
         return Ok(Vec::new());
     }
@@ -152,7 +147,7 @@ fn flat((file, position): (usize, usize)) -> usize {
 fn fail(shared: &Shared, task: (usize, usize), input: usize, error: Error) {
     let mut failed = shared.failed.lock().unwrap();
     if failed.as_ref().is_none_or(|(at, _)| task < *at) {
-        *failed = Some((task, Failed { input, error }));
+        *failed = Some((task, RunError { input, error }));
         shared.bound.fetch_min(flat(task), Ordering::AcqRel);
     }
 }
@@ -186,9 +181,9 @@ fn take(shared: &Shared) -> Option<Task> {
     }
 }
 
-/// Opens a listed file: maps it, reads its footer, picks its row groups.
-fn open(listed: &Listed, at: usize, columns: &Columns) -> Result<Open, Error> {
-    let handle = fs::File::open(&listed.path)?;
+/// Opens a queued file: maps it, reads its footer, picks its row groups.
+fn open(queued: &Queued, at: usize, columns: &Columns) -> Result<Open, Error> {
+    let handle = fs::File::open(&queued.path)?;
     // SAFETY: the map is read only, and a file cut short under it raises
     // `SIGBUS`, which the guard below turns into an error.
     let map = unsafe { Mmap::map(&handle) }?;
@@ -200,7 +195,7 @@ fn open(listed: &Listed, at: usize, columns: &Columns) -> Result<Open, Error> {
     }
     let file = opened?;
     let groups = (0..file.row_groups())
-        .filter(|&g| listed.window.contains(&file.group_start(g)))
+        .filter(|&g| queued.window.contains(&file.group_start(g)))
         .collect();
     Ok(Open {
         guard,

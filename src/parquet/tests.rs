@@ -82,7 +82,8 @@ fn read(bytes: Vec<u8>) -> Result<BTreeMap<Vec<u8>, Stats>, ParquetError> {
 
 fn written(rows: &[(Vec<u8>, i64)], layout: &Layout) -> Vec<u8> {
     let mut out = Vec::new();
-    write(&mut out, rows.iter().map(|(n, t)| (&n[..], *t)), layout).unwrap();
+    let rows = rows.iter().map(|(n, t)| (&n[..], *t as f64 / 10.0));
+    write(&mut out, rows, layout).unwrap();
     out
 }
 
@@ -277,9 +278,9 @@ fn refused_rows_are_named_by_row_group_and_row_in_every_layout() {
             (f64::INFINITY, value("inf")),
             (1e9, value("1000000000")),
         ] {
-            let mut rows = rows(6_000, 50, 3);
+            let rows = rows(6_000, 50, 3);
             // The same value later too: the first is named.
-            let bytes = with_value(&mut rows, &layout, &[(4_200, bad), (5_000, bad)]);
+            let bytes = with_value(&rows, &layout, &[(4_200, bad), (5_000, bad)]);
             assert_eq!(row_error(bytes), (g, r, error), "{layout:?}");
         }
         let mut rows = rows(6_000, 50, 3);
@@ -295,56 +296,16 @@ fn refused_rows_are_named_by_row_group_and_row_in_every_layout() {
     }
 }
 
-/// `rows` written with the doubles `values` at their rows in place of
-/// theirs.
-fn with_value(rows: &mut [(Vec<u8>, i64)], layout: &Layout, values: &[(usize, f64)]) -> Vec<u8> {
-    // Written as a layout's file, then the marked rows' values replaced:
-    // the writer takes tenths, so the bad values go through a column of
-    // their own.
-    let schema = match layout.optional {
-        true => "message m { optional binary station (STRING); optional double measure; }",
-        false => "message m { required binary station (STRING); required double measure; }",
-    };
-    let props = WriterProperties::builder()
-        .set_dictionary_enabled(layout.dictionary)
-        .set_data_page_row_count_limit(layout.page_rows)
-        .set_write_batch_size(layout.page_rows.min(1024))
-        .build();
-    let mut out = Vec::new();
-    let mut writer = SerializedFileWriter::new(
-        &mut out,
-        Arc::new(parse_message_type(schema).unwrap()),
-        Arc::new(props),
-    )
-    .unwrap();
+/// `rows` written as `layout` says, with the doubles `values` at their
+/// rows in place of theirs.
+fn with_value(rows: &[(Vec<u8>, i64)], layout: &Layout, values: &[(usize, f64)]) -> Vec<u8> {
     let mut doubles: Vec<f64> = rows.iter().map(|(_, t)| *t as f64 / 10.0).collect();
     for &(i, v) in values {
         doubles[i] = v;
     }
-    for (rows, doubles) in rows
-        .chunks(layout.group_rows)
-        .zip(doubles.chunks(layout.group_rows))
-    {
-        let levels = vec![1i16; rows.len()];
-        let levels = layout.optional.then_some(&levels[..]);
-        let keys: Vec<ByteArray> = rows
-            .iter()
-            .map(|(n, _)| ByteArray::from(n.clone()))
-            .collect();
-        let mut group = writer.next_row_group().unwrap();
-        let mut c = group.next_column().unwrap().unwrap();
-        c.typed::<ByteArrayType>()
-            .write_batch(&keys, levels, None)
-            .unwrap();
-        c.close().unwrap();
-        let mut c = group.next_column().unwrap().unwrap();
-        c.typed::<DoubleType>()
-            .write_batch(doubles, levels, None)
-            .unwrap();
-        c.close().unwrap();
-        group.close().unwrap();
-    }
-    writer.close().unwrap();
+    let mut out = Vec::new();
+    let rows = rows.iter().zip(doubles).map(|((n, _), v)| (&n[..], v));
+    write(&mut out, rows, layout).unwrap();
     out
 }
 

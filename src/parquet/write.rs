@@ -50,11 +50,12 @@ impl Default for Layout {
     }
 }
 
-/// Writes `rows` (a name, and a value in tenths written as the double
-/// nearest to it) to `out` as a Parquet file laid out as `layout` says.
+/// Writes `rows` (a name and its value) to `out` as a Parquet file laid
+/// out as `layout` says. A value of `t` tenths is written as `t as f64 /
+/// 10.0`, the double nearest to it.
 pub fn write<'a, W: Write + Send>(
     out: W,
-    rows: impl IntoIterator<Item = (&'a [u8], i64)>,
+    rows: impl IntoIterator<Item = (&'a [u8], f64)>,
     layout: &Layout,
 ) -> parquet::errors::Result<()> {
     let repetition = if layout.optional {
@@ -86,9 +87,9 @@ pub fn write<'a, W: Write + Send>(
     while rows.peek().is_some() {
         names.clear();
         values.clear();
-        for (name, tenths) in rows.by_ref().take(layout.group_rows.max(1)) {
+        for (name, value) in rows.by_ref().take(layout.group_rows.max(1)) {
             names.push(ByteArray::from(name.to_vec()));
-            values.push(tenths as f64 / 10.0);
+            values.push(value);
         }
         let levels = vec![1i16; names.len()];
         let levels = layout.optional.then_some(&levels[..]);
