@@ -21,6 +21,8 @@
 //! - `engine`: the engines, each a per-thread accumulator, and their names.
 //! - [`timings`]: `brc --timings`, where a run's time went, phase by phase.
 //! - [`shrink`]: a mapped file that shrinks while it is read: an error, not a crash.
+//! - `object`: objects in S3 and over HTTP(S), listed, sized, read by byte
+//!   ranges or as a stream (the `remote` feature).
 //! - `driver`: feeding the accumulators from one queue of work: chunks of
 //!   bytes in memory and blocks of streams, input after input.
 //! - [`parquet`]: Parquet files, row group by row group, dictionary-encoded
@@ -59,6 +61,8 @@ mod engine;
 mod error;
 pub mod generate;
 pub mod input;
+#[cfg(feature = "remote")]
+mod object;
 pub mod output;
 pub mod parquet;
 mod parse;

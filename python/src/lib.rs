@@ -58,7 +58,7 @@ pub(crate) fn columns((key, value): (String, String)) -> Columns {
 /// as the command line lists them, Parquet files' names and values read
 /// from `columns`.
 pub(crate) fn inputs(paths: Vec<PathBuf>, columns: Columns) -> Inputs {
-    Inputs::new(paths.into_iter().map(Source::File)).columns(columns)
+    Inputs::new(paths.into_iter().map(Source::from_path)).columns(columns)
 }
 
 /// Aggregates the files at `paths` (a directory stands for the regular

@@ -1,6 +1,6 @@
-//! Many inputs read as one: files, directories and standard input, each
-//! opened only when its turn comes; and the part of them a range or a
-//! shard reads.
+//! Many inputs read as one: files, directories, objects (`s3://`,
+//! `http(s)://`) and standard input, each opened only when its turn
+//! comes; and the part of them a range or a shard reads.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -16,6 +16,8 @@ use std::sync::Arc;
 
 use super::{Input, Opened, Part};
 use crate::error::Error;
+#[cfg(feature = "remote")]
+use crate::object::{self, Object};
 use crate::parquet::{self, Columns};
 
 /// Where an input comes from.
@@ -27,18 +29,45 @@ pub enum Source {
     /// A file (a directory stands for the regular files directly inside
     /// it: see [`Inputs::new`]).
     File(PathBuf),
+    /// An object in object storage: `s3://bucket/key`, or
+    /// `http(s)://host/path`; `s3://bucket/prefix/` (ending in `/`) stands
+    /// for the objects under the prefix (see [`Inputs::new`]).
+    Url(String),
 }
 
 impl Source {
-    /// A command-line argument: `-` is standard input, anything else a
+    /// A command-line argument: `-` is standard input, a URL starting
+    /// with `s3://`, `http://` or `https://` an object, anything else a
     /// file.
     pub fn from_arg(arg: impl Into<PathBuf>) -> Source {
         let path = arg.into();
         match path.as_os_str() == "-" {
             true => Source::Stdin,
-            false => Source::File(path),
+            false => Source::from_path(path),
         }
     }
+
+    /// A path that may be a URL: one starting with `s3://`, `http://` or
+    /// `https://` is an object, anything else a file (`-` too).
+    pub fn from_path(path: impl Into<PathBuf>) -> Source {
+        let path = path.into();
+        match path.to_str().filter(|s| is_url(s)) {
+            Some(url) => Source::Url(url.to_string()),
+            None => Source::File(path),
+        }
+    }
+}
+
+/// Whether `arg` names an object rather than a file: it starts with
+/// `s3://`, `http://` or `https://` (in any case).
+fn is_url(arg: &str) -> bool {
+    let starts = |scheme: &str| {
+        arg.len() > scheme.len()
+            && arg
+                .get(..scheme.len())
+                .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+    };
+    ["s3://", "http://", "https://"].into_iter().any(starts)
 }
 
 impl fmt::Display for Source {
@@ -46,6 +75,7 @@ impl fmt::Display for Source {
         match self {
             Source::Stdin => f.write_str("<stdin>"),
             Source::File(path) => write!(f, "{}", path.display()),
+            Source::Url(url) => f.write_str(url),
         }
     }
 }
@@ -154,9 +184,12 @@ struct Listed {
     /// else.
     size: u64,
     regular: bool,
-    /// A regular file that is Parquet, by its magic bytes.
+    /// A regular file or an object that is Parquet, by its magic bytes.
     parquet: bool,
     error: Option<io::Error>,
+    /// The object, for a URL.
+    #[cfg(feature = "remote")]
+    object: Option<Arc<Object>>,
 }
 
 impl Listed {
@@ -167,6 +200,8 @@ impl Listed {
             regular: false,
             parquet: false,
             error: Some(error),
+            #[cfg(feature = "remote")]
+            object: None,
         }
     }
 
@@ -179,6 +214,8 @@ impl Listed {
             regular: true,
             parquet,
             error: None,
+            #[cfg(feature = "remote")]
+            object: None,
         }
     }
 }
@@ -226,6 +263,7 @@ impl Inputs {
                     listed.push(list_stdin());
                 }
                 Source::File(path) => list_path(path, &mut listed),
+                Source::Url(url) => list_url(url, &mut listed),
             }
         }
         Inputs {
@@ -312,9 +350,13 @@ impl Inputs {
             .filter(|(_, (at, l))| l.parquet && reads(&window, *at, l.size))
             .map(|(input, (at, l))| parquet::run::Queued {
                 input,
-                path: match &l.source {
-                    Source::File(path) => path.clone(),
-                    Source::Stdin => unreachable!("standard input is not listed as Parquet"),
+                place: match &l.source {
+                    Source::File(path) => parquet::run::Place::Path(path.clone()),
+                    #[cfg(feature = "remote")]
+                    Source::Url(_) if l.object.is_some() => {
+                        parquet::run::Place::Object(Arc::clone(l.object.as_ref().unwrap()))
+                    }
+                    _ => unreachable!("only files and objects are listed as Parquet"),
                 },
                 window: cut(&window, at, l.size),
             })
@@ -414,6 +456,12 @@ fn open(listed: Listed, consumed: &Arc<AtomicU64>) -> io::Result<Input> {
     match &listed.source {
         Source::Stdin => Input::stdin_counted(Arc::clone(consumed)),
         Source::File(path) => Input::open_counted(path, Arc::clone(consumed)),
+        #[cfg(feature = "remote")]
+        Source::Url(_) if listed.object.is_some() => {
+            let object = listed.object.as_ref().unwrap();
+            Input::from_reader_counted(object.reader()?, Arc::clone(consumed))
+        }
+        Source::Url(_) => unreachable!("a listed URL has its object or its error"),
     }
 }
 
@@ -433,6 +481,8 @@ fn list_stdin() -> Listed {
             regular,
             parquet: false,
             error: None,
+            #[cfg(feature = "remote")]
+            object: None,
         },
         Err(e) => Listed::failed(Source::Stdin, e),
     }
@@ -454,12 +504,48 @@ fn list_path(path: PathBuf, listed: &mut Vec<Listed>) {
             regular: false,
             parquet: false,
             error: None,
+            #[cfg(feature = "remote")]
+            object: None,
         });
     }
     match list_dir(&path) {
         Ok(files) => listed.extend(files),
         Err(e) => listed.push(Listed::failed(Source::File(path), e)),
     }
+}
+
+/// Lists `url`: an object, or the objects under a prefix (a URL ending in
+/// `/`), each told Parquet or not by its first and last bytes. An object
+/// is read as a stream, not a regular file: its size places it among the
+/// inputs for [`Inputs::shard`], but a text object is read whole by the
+/// range that holds its first byte.
+#[cfg(feature = "remote")]
+fn list_url(url: String, listed: &mut Vec<Listed>) {
+    let objects = match object::list(&url, 4) {
+        Ok(objects) => objects,
+        Err(e) => return listed.push(Listed::failed(Source::Url(url), e)),
+    };
+    for (object, (head, tail)) in objects {
+        let magic = |b: &[u8]| <&[u8; 4]>::try_from(b).is_ok_and(parquet::is_magic);
+        listed.push(Listed {
+            source: Source::Url(object.url().to_string()),
+            size: object.size(),
+            regular: false,
+            parquet: object.size() >= 12 && magic(&head) && magic(&tail),
+            error: None,
+            object: Some(Arc::new(object)),
+        });
+    }
+}
+
+/// A URL, in a build without object storage: an error in its turn.
+#[cfg(not(feature = "remote"))]
+fn list_url(url: String, listed: &mut Vec<Listed>) {
+    let e = io::Error::new(
+        io::ErrorKind::Unsupported,
+        "this brc was built without object storage (its `remote` feature)",
+    );
+    listed.push(Listed::failed(Source::Url(url), e));
 }
 
 /// The regular files directly inside `dir`, not hidden, by name.
@@ -485,4 +571,36 @@ fn list_dir(dir: &Path) -> io::Result<Vec<Listed>> {
     Ok((files.into_iter())
         .map(|(_, path, size)| Listed::file(path, size))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_name_standard_input_objects_or_files() {
+        assert_eq!(Source::from_arg("-"), Source::Stdin);
+        assert_eq!(Source::from_path("-"), Source::File("-".into()));
+        for url in ["s3://b/k", "S3://b/", "http://h/x", "HTTPS://h:8/x.parquet"] {
+            assert_eq!(Source::from_arg(url), Source::Url(url.into()));
+        }
+        for path in [
+            "s3:/b",
+            "s3://",
+            "data/s3://x",
+            "http",
+            "file:///x",
+            "ftp://h/x",
+        ] {
+            assert_eq!(Source::from_arg(path), Source::File(path.into()));
+        }
+    }
+
+    #[cfg(not(feature = "remote"))]
+    #[test]
+    fn a_url_without_object_storage_is_an_error_in_its_turn() {
+        let inputs = Inputs::new([Source::Url("s3://b/k".into())]);
+        let e = inputs.listed[0].error.as_ref().unwrap();
+        assert!(e.to_string().contains("without object storage"), "{e}");
+    }
 }

@@ -12,6 +12,7 @@
 //! tenths by the rules of [`value`], or the file is refused.
 
 mod dictionary;
+mod fetched;
 mod hybrid;
 mod plain;
 pub(crate) mod run;
@@ -20,15 +21,25 @@ pub mod write;
 
 use std::cell::Cell;
 use std::collections::HashMap;
+#[cfg(feature = "remote")]
+use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use parquet::basic::Type as Physical;
-use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::properties::{ReaderProperties, ReaderPropertiesPtr};
+use parquet::file::serialized_reader::SerializedRowGroupReader;
 
+use crate::error::Error;
 pub use crate::error::{ParquetError, RowError};
+#[cfg(feature = "remote")]
+use crate::object::Object;
 use crate::parse::MAX_NAME_LEN;
 use crate::stats::Stats;
+
+use self::fetched::Fetched;
 
 pub(crate) use self::value::Kind;
 
@@ -141,9 +152,20 @@ impl Stations {
     }
 }
 
+/// Where a Parquet file's bytes are.
+pub(crate) enum Stored {
+    /// In memory (a mapped file).
+    Bytes(Bytes),
+    /// In an object, fetched a row group's columns at a time.
+    #[cfg(feature = "remote")]
+    Object(Arc<Object>),
+}
+
 /// An open Parquet file: its footer read, its columns found and checked.
 pub(crate) struct File {
-    reader: SerializedFileReader<Bytes>,
+    metadata: ParquetMetaData,
+    stored: Stored,
+    properties: ReaderPropertiesPtr,
     key: usize,
     value: usize,
     kind: Kind,
@@ -153,13 +175,28 @@ pub(crate) struct File {
 impl File {
     /// Reads the footer of the Parquet file `bytes` and finds `columns`.
     pub(crate) fn open(bytes: Bytes, columns: &Columns) -> Result<File, ParquetError> {
-        caught(|| File::open_uncaught(bytes, columns))
+        let metadata = caught(|| footer(&bytes))?;
+        caught(|| File::check(metadata, Stored::Bytes(bytes), columns))
     }
 
-    /// [`File::open`], panics and all.
-    fn open_uncaught(bytes: Bytes, columns: &Columns) -> Result<File, ParquetError> {
-        let reader = SerializedFileReader::new(bytes)?;
-        let schema = reader.metadata().file_metadata().schema_descr_ptr();
+    /// Reads the footer of the Parquet object `object` and finds
+    /// `columns`.
+    #[cfg(feature = "remote")]
+    pub(crate) fn open_object(object: Arc<Object>, columns: &Columns) -> Result<File, Error> {
+        let tail = fetch_footer(&object)?;
+        let metadata = caught(|| footer(&tail))?;
+        Ok(caught(|| {
+            File::check(metadata, Stored::Object(object), columns)
+        })?)
+    }
+
+    /// Finds `columns` in the file whose footer is `metadata`.
+    fn check(
+        metadata: ParquetMetaData,
+        stored: Stored,
+        columns: &Columns,
+    ) -> Result<File, ParquetError> {
+        let schema = metadata.file_metadata().schema_descr_ptr();
         let find = |name: &str| {
             let found = schema
                 .columns()
@@ -199,7 +236,9 @@ impl File {
             expected: NUMBERS,
         })?;
         Ok(File {
-            reader,
+            metadata,
+            stored,
+            properties: Arc::new(ReaderProperties::builder().build()),
             key,
             value,
             kind,
@@ -209,42 +248,128 @@ impl File {
 
     /// How many row groups the file has.
     pub(crate) fn row_groups(&self) -> usize {
-        self.reader.num_row_groups()
+        self.metadata.num_row_groups()
     }
 
     /// Where row group `i`'s first column chunk starts in the file.
     pub(crate) fn group_start(&self, i: usize) -> u64 {
-        let group = self.reader.metadata().row_group(i);
+        let group = self.metadata.row_group(i);
         let starts = group.columns().iter().map(|c| c.byte_range().0);
         starts.min().unwrap_or(0)
     }
 
     /// Row group `i`'s size in the file.
     pub(crate) fn group_size(&self, i: usize) -> u64 {
-        u64::try_from(self.reader.metadata().row_group(i).compressed_size()).unwrap_or(0)
+        u64::try_from(self.metadata.row_group(i).compressed_size()).unwrap_or(0)
     }
 
-    /// Adds row group `i`'s rows to `into`.
-    pub(crate) fn aggregate(&self, i: usize, into: &mut Stations) -> Result<(), ParquetError> {
-        caught(|| self.aggregate_uncaught(i, into))
+    /// The bytes row group `i`'s columns need: fetched now from an object,
+    /// at hand in memory.
+    #[cfg_attr(not(feature = "remote"), allow(unused_variables))]
+    pub(crate) fn fetch(&self, i: usize) -> Result<Fetched, Error> {
+        match &self.stored {
+            Stored::Bytes(bytes) => Ok(Fetched::whole(bytes.clone())),
+            #[cfg(feature = "remote")]
+            Stored::Object(object) => {
+                let ranges = caught(|| self.chunk_ranges(i, object.size()))?;
+                let bytes = object.ranges(&ranges)?;
+                let starts = ranges.iter().map(|r| r.start);
+                Ok(Fetched::parts(object.size(), starts.zip(bytes).collect()))
+            }
+        }
+    }
+
+    /// The byte ranges of row group `i`'s key and value column chunks, in
+    /// a file of `size` bytes.
+    #[cfg(feature = "remote")]
+    fn chunk_ranges(&self, i: usize, size: u64) -> Result<Vec<Range<u64>>, ParquetError> {
+        let group = self.metadata.row_group(i);
+        let range = |column: usize| {
+            let (start, len) = group.column(column).byte_range();
+            let end = start.checked_add(len).filter(|&end| end <= size);
+            let bad = || {
+                ParquetError::Malformed(format!(
+                    "a column chunk lies past the end of the file ({size} bytes)"
+                ))
+            };
+            end.map(|end| start..end).ok_or_else(bad)
+        };
+        Ok(vec![range(self.key)?, range(self.value)?])
+    }
+
+    /// Row group `i`, whose bytes are `fetched`, for the crate's readers.
+    fn group(
+        &self,
+        i: usize,
+        fetched: Fetched,
+    ) -> Result<SerializedRowGroupReader<'_, Fetched>, ParquetError> {
+        Ok(SerializedRowGroupReader::new(
+            Arc::new(fetched),
+            self.metadata.row_group(i),
+            self.metadata.page_index_for_row_group(i),
+            Arc::clone(&self.properties),
+        )?)
+    }
+
+    /// Adds row group `i`'s rows, whose bytes are `fetched`, to `into`.
+    pub(crate) fn aggregate(
+        &self,
+        i: usize,
+        fetched: Fetched,
+        into: &mut Stations,
+    ) -> Result<(), ParquetError> {
+        caught(|| self.aggregate_uncaught(i, fetched, into))
     }
 
     /// [`File::aggregate`], panics and all.
-    fn aggregate_uncaught(&self, i: usize, into: &mut Stations) -> Result<(), ParquetError> {
-        let group = self.reader.get_row_group(i)?;
+    fn aggregate_uncaught(
+        &self,
+        i: usize,
+        fetched: Fetched,
+        into: &mut Stations,
+    ) -> Result<(), ParquetError> {
+        let group = self.group(i, fetched)?;
         let at = |row, kind| ParquetError::Row {
             row_group: i,
             row,
             kind,
         };
-        let rows = dictionary::aggregate(&*group, self, into)
+        let rows = dictionary::aggregate(&group, self, into)
             .transpose()
-            .unwrap_or_else(|| plain::aggregate(&*group, self, into));
+            .unwrap_or_else(|| plain::aggregate(&group, self, into));
         rows.map_err(|e| match e {
             Refused::Row { row, kind } => at(row, kind),
             Refused::File(e) => e,
         })
     }
+}
+
+/// The footer of the file `bytes` holds, or whose last bytes it holds.
+fn footer<R: parquet::file::reader::ChunkReader>(
+    bytes: &R,
+) -> Result<ParquetMetaData, ParquetError> {
+    Ok(ParquetMetaDataReader::new().parse_and_finish(bytes)?)
+}
+
+/// How many of an object's last bytes are fetched first for its footer:
+/// most footers fit, and the rest are fetched in a second request.
+#[cfg(feature = "remote")]
+const FOOTER_GUESS: u64 = 64 << 10;
+
+/// An object's last bytes, its footer among them.
+#[cfg(feature = "remote")]
+fn fetch_footer(object: &Object) -> Result<Fetched, Error> {
+    let size = object.size();
+    let mut from = size.saturating_sub(FOOTER_GUESS);
+    let mut tail = object.range(from..size)?;
+    if let Some(len) = tail.len().checked_sub(8).map(|at| &tail[at..at + 4]) {
+        let needed = u64::from(u32::from_le_bytes(len.try_into().unwrap())) + 8;
+        if needed > size - from && needed <= size {
+            from = size - needed;
+            tail = object.range(from..size)?;
+        }
+    }
+    Ok(Fetched::parts(size, vec![(from, tail)]))
 }
 
 /// Why a row group was refused, before the row group's number is added.

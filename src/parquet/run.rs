@@ -16,6 +16,8 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use memmap2::Mmap;
 
+#[cfg(feature = "remote")]
+use super::Object;
 use super::{Columns, File, Stations};
 use crate::driver::RunError;
 use crate::error::Error;
@@ -26,17 +28,26 @@ use crate::summary::{merge_runs, Entry, RawName};
 pub(crate) struct Queued {
     /// The file's index among the run's inputs, which a failure names.
     pub(crate) input: usize,
-    pub(crate) path: PathBuf,
+    pub(crate) place: Place,
     /// The row groups read: those whose first byte lies in this range of
     /// the file's bytes (all of them: `0..u64::MAX`).
     pub(crate) window: Range<u64>,
 }
 
+/// Where a queued file is.
+pub(crate) enum Place {
+    /// A file, mapped to be read.
+    Path(PathBuf),
+    /// An object in object storage.
+    #[cfg(feature = "remote")]
+    Object(Arc<Object>),
+}
+
 /// A file open for its row groups.
 struct Open {
-    /// The mapped file's `SIGBUS` guard (see [`shrink`]); declared first,
+    /// A mapped file's `SIGBUS` guard (see [`shrink`]); declared first,
     /// so dropped before the map it guards is unmapped.
-    guard: shrink::Guard,
+    guard: Option<shrink::Guard>,
     /// Its index in the run's list.
     at: usize,
     file: File,
@@ -107,18 +118,20 @@ fn work(shared: &Shared) -> Vec<Entry> {
             continue;
         }
         let group = open.groups[position];
-        let read = open.file.aggregate(group, &mut stations);
+        let file = &open.file;
+        let read = (file.fetch(group))
+            .and_then(|fetched| Ok(file.aggregate(group, fetched, &mut stations)?));
         // Zeros read where a shrunk file was are no malformed file.
-        let error = if open.guard.shrank() {
+        let error = if open.guard.as_ref().is_some_and(shrink::Guard::shrank) {
             Some(Error::Io(shrink::shrank()))
         } else {
             match read {
                 Ok(()) => {
-                    let size = open.file.group_size(group);
+                    let size = file.group_size(group);
                     shared.consumed.fetch_add(size, Ordering::Relaxed);
                     None
                 }
-                Err(e) => Some(Error::Parquet(e)),
+                Err(e) => Some(e),
             }
         };
         if let Some(error) = error {
@@ -181,19 +194,26 @@ fn take(shared: &Shared) -> Option<Task> {
     }
 }
 
-/// Opens a queued file: maps it, reads its footer, picks its row groups.
+/// Opens a queued file: maps it (or finds its object), reads its footer,
+/// picks its row groups.
 fn open(queued: &Queued, at: usize, columns: &Columns) -> Result<Open, Error> {
-    let handle = fs::File::open(&queued.path)?;
-    // SAFETY: the map is read only, and a file cut short under it raises
-    // `SIGBUS`, which the guard below turns into an error.
-    let map = unsafe { Mmap::map(&handle) }?;
-    let range = map.as_ptr() as usize..map.as_ptr() as usize + map.len();
-    let guard = shrink::Guard::new(range);
-    let opened = File::open(Bytes::from_owner(map), columns);
-    if guard.shrank() {
-        return Err(Error::Io(shrink::shrank()));
-    }
-    let file = opened?;
+    let (guard, file) = match &queued.place {
+        Place::Path(path) => {
+            let handle = fs::File::open(path)?;
+            // SAFETY: the map is read only, and a file cut short under it
+            // raises `SIGBUS`, which the guard below turns into an error.
+            let map = unsafe { Mmap::map(&handle) }?;
+            let range = map.as_ptr() as usize..map.as_ptr() as usize + map.len();
+            let guard = shrink::Guard::new(range);
+            let opened = File::open(Bytes::from_owner(map), columns);
+            if guard.shrank() {
+                return Err(Error::Io(shrink::shrank()));
+            }
+            (Some(guard), opened?)
+        }
+        #[cfg(feature = "remote")]
+        Place::Object(object) => (None, File::open_object(Arc::clone(object), columns)?),
+    };
     let groups = (0..file.row_groups())
         .filter(|&g| queued.window.contains(&file.group_start(g)))
         .collect();

@@ -10,7 +10,6 @@ use parquet::data_type::{
     Int32Type, Int64Type,
 };
 use parquet::file::properties::WriterProperties;
-use parquet::file::reader::FileReader;
 use parquet::file::writer::{SerializedColumnWriter, SerializedFileWriter};
 use parquet::schema::parser::parse_message_type;
 
@@ -77,7 +76,9 @@ fn read_with(
 }
 
 fn read(bytes: Vec<u8>) -> Result<BTreeMap<Vec<u8>, Stats>, ParquetError> {
-    read_with(bytes, &Columns::default(), |f, g, s| f.aggregate(g, s))
+    read_with(bytes, &Columns::default(), |f, g, s| {
+        f.aggregate(g, f.fetch(g).unwrap(), s)
+    })
 }
 
 fn written(rows: &[(Vec<u8>, i64)], layout: &Layout) -> Vec<u8> {
@@ -138,17 +139,19 @@ fn the_dictionary_path_agrees_with_the_crates_decoding() {
         let rows = rows(9_000, 300, 7 + i as u64);
         let bytes = written(&rows, &layout);
         let by_index = read_with(bytes.clone(), &Columns::default(), |f, g, s| {
-            let group = f.reader.get_row_group(g)?;
-            match dictionary::aggregate(&*group, f, s) {
+            let group = f.group(g, f.fetch(g).unwrap())?;
+            match dictionary::aggregate(&group, f, s) {
                 Ok(Some(())) => Ok(()),
-                Ok(None) if layout.dictionary_bytes < 1024 => f.aggregate(g, s),
+                Ok(None) if layout.dictionary_bytes < 1024 => {
+                    f.aggregate(g, f.fetch(g).unwrap(), s)
+                }
                 Ok(None) => panic!("a dictionary-encoded row group was not read by index"),
                 Err(_) => panic!("refused"),
             }
         });
         let by_crate = read_with(bytes, &Columns::default(), |f, g, s| {
-            let group = f.reader.get_row_group(g)?;
-            plain::aggregate(&*group, f, s).map_err(|_| ParquetError::Malformed("plain".into()))
+            let group = f.group(g, f.fetch(g).unwrap())?;
+            plain::aggregate(&group, f, s).map_err(|_| ParquetError::Malformed("plain".into()))
         });
         assert_eq!(by_index.unwrap(), by_crate.unwrap(), "{layout:?}");
     }
@@ -341,7 +344,9 @@ fn columns_are_found_by_name_or_listed() {
         key: "station".into(),
         value: "temp".into(),
     };
-    let missing = read_with(bytes.clone(), &columns, |f, g, s| f.aggregate(g, s));
+    let missing = read_with(bytes.clone(), &columns, |f, g, s| {
+        f.aggregate(g, f.fetch(g).unwrap(), s)
+    });
     assert_eq!(
         missing.unwrap_err().to_string(),
         "expected a column named `temp`, found columns `station`, `measure`"
@@ -350,7 +355,10 @@ fn columns_are_found_by_name_or_listed() {
         key: "measure".into(),
         value: "station".into(),
     };
-    let wrong = read_with(bytes, &swapped, |f, g, s| f.aggregate(g, s)).unwrap_err();
+    let wrong = read_with(bytes, &swapped, |f, g, s| {
+        f.aggregate(g, f.fetch(g).unwrap(), s)
+    })
+    .unwrap_err();
     assert!(matches!(wrong, ParquetError::ColumnType { .. }), "{wrong}");
     // Other names, from `--columns`.
     let schema = "message m { required binary site (STRING); required double v; }";
@@ -372,7 +380,10 @@ fn columns_are_found_by_name_or_listed() {
         key: "site".into(),
         value: "v".into(),
     };
-    let read = read_with(bytes, &columns, |f, g, s| f.aggregate(g, s)).unwrap();
+    let read = read_with(bytes, &columns, |f, g, s| {
+        f.aggregate(g, f.fetch(g).unwrap(), s)
+    })
+    .unwrap();
     assert_eq!(read[&b"x".to_vec()], Stats::new(45));
 }
 

@@ -42,11 +42,21 @@ row group and the row (both counted from 0), never rounded. A file's row
 groups are shared out among the threads; `--shard` reads the row groups
 whose first byte lies in its range.
 
+Objects: a FILE may be a URL: `s3://bucket/key`, `s3://bucket/prefix/`
+(every object under the prefix, by key, hidden ones skipped) or
+`http(s)://host/path` (one object). Text objects (gzip and zstd too) are
+streamed; Parquet objects are read by byte ranges: the footer, then each
+row group's two column chunks, so a run holds a few row groups at a time.
+S3 takes the usual variables: AWS_ENDPOINT_URL, AWS_REGION,
+AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SKIP_SIGNATURE=true for
+anonymous access. A missing bucket or key, refused credentials or a
+server that cannot be reached is an error naming the request.
+
 Shards: `--shard K/N` reads the lines whose first byte lies in the K-th
 of N equal byte ranges of all the FILEs (sizes as stored), so N runs read
 each line once between them; each reads only its range and the end of its
-last line. Compressed files and streams cannot be cut: each is read whole
-by the shard holding its first byte. Line numbers still count from the
+last line. Compressed files, streams and text objects cannot be cut: each
+is read whole by the shard holding its first byte. Line numbers still count from the
 file's start. One job as 4 processes, merged (see `brc merge --help`):
   for k in 1 2 3 4; do brc --shard $k/4 --format partial big.txt > p$k & done; wait
   brc merge p1 p2 p3 p4   # the same bytes as `brc big.txt`
@@ -71,8 +81,8 @@ struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
 
-    /// Measurements files or directories, read as one input; `-` or none
-    /// for standard input.
+    /// Measurements files, directories or URLs (s3://, http(s)://), read
+    /// as one input; `-` or none for standard input.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
 
