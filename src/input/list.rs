@@ -220,22 +220,26 @@ impl Listed {
     }
 }
 
-/// Whether the regular file at `path`, of `size` bytes, is Parquet: it
-/// starts and ends with Parquet's magic bytes. (A text file cannot end so:
-/// its last line would hold no `;`.) A file that cannot be read now is
-/// left to fail when it is opened.
+/// Whether the regular file at `path`, of `size` bytes, is Parquet (see
+/// [`is_parquet_file`]). A file that cannot be read now is left to fail
+/// when it is opened.
 fn is_parquet(path: &Path, size: u64) -> bool {
+    fs::File::open(path).is_ok_and(|f| is_parquet_file(&f, size))
+}
+
+/// Whether `file`, a regular file of `size` bytes, is Parquet: it starts
+/// and ends with Parquet's magic bytes. (A text file cannot end so: its
+/// last line would hold no `;`.)
+fn is_parquet_file(file: &fs::File, size: u64) -> bool {
     use std::os::unix::fs::FileExt;
     if size < 12 {
         return false;
     }
     let (mut head, mut tail) = ([0; 4], [0; 4]);
-    fs::File::open(path).is_ok_and(|f| {
-        f.read_exact_at(&mut head, 0).is_ok()
-            && f.read_exact_at(&mut tail, size - 4).is_ok()
-            && parquet::is_magic(&head)
-            && parquet::is_magic(&tail)
-    })
+    file.read_exact_at(&mut head, 0).is_ok()
+        && file.read_exact_at(&mut tail, size - 4).is_ok()
+        && parquet::is_magic(&head)
+        && parquet::is_magic(&tail)
 }
 
 impl Inputs {
@@ -352,11 +356,14 @@ impl Inputs {
                 input,
                 place: match &l.source {
                     Source::File(path) => parquet::run::Place::Path(path.clone()),
+                    // Opened anew, as the same file, by the name the
+                    // system gives standard input.
+                    Source::Stdin => parquet::run::Place::Path("/dev/stdin".into()),
                     #[cfg(feature = "remote")]
                     Source::Url(_) if l.object.is_some() => {
                         parquet::run::Place::Object(Arc::clone(l.object.as_ref().unwrap()))
                     }
-                    _ => unreachable!("only files and objects are listed as Parquet"),
+                    Source::Url(_) => unreachable!("a URL listed as Parquet has its object"),
                 },
                 window: cut(&window, at, l.size),
             })
@@ -466,20 +473,21 @@ fn open(listed: Listed, consumed: &Arc<AtomicU64>) -> io::Result<Input> {
 }
 
 /// Standard input as listed: its size if it is a regular file, from where
-/// it stands.
+/// it stands; Parquet if it is a whole Parquet file.
 fn list_stdin() -> Listed {
     let size = io::stdin().as_fd().try_clone_to_owned().and_then(|fd| {
         let mut file = fs::File::from(fd);
         let meta = file.metadata()?;
         let at = io::Seek::stream_position(&mut file).unwrap_or(0);
-        Ok((meta.is_file(), meta.len().saturating_sub(at)))
+        let parquet = meta.is_file() && at == 0 && is_parquet_file(&file, meta.len());
+        Ok((meta.is_file(), meta.len().saturating_sub(at), parquet))
     });
     match size {
-        Ok((regular, size)) => Listed {
+        Ok((regular, size, parquet)) => Listed {
             source: Source::Stdin,
             size: if regular { size } else { 0 },
             regular,
-            parquet: false,
+            parquet,
             error: None,
             #[cfg(feature = "remote")]
             object: None,

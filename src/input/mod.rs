@@ -118,6 +118,12 @@ impl Input {
             .by_ref()
             .take(Compression::MAGIC_LEN as u64)
             .read_to_end(&mut start)?;
+        if <&[u8; 4]>::try_from(&start[..]).is_ok_and(crate::parquet::is_magic) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "Parquet on a stream: its footer, at its end, is read first; give the file or its URL",
+            ));
+        }
         let compression = Compression::detect(&start);
         let reader = io::Cursor::new(start).chain(reader);
         Ok(Input {

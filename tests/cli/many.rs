@@ -339,7 +339,9 @@ fn help_explains_many_inputs_and_shards() {
         "hidden",
         "(once)",
         "--shard <K/N>",
-        "Compressed files and streams cannot be cut",
+        "Compressed files, streams and text objects cannot be cut",
+        "`s3://bucket/prefix/`",
+        "AWS_ENDPOINT_URL",
         "for k in 1 2 3 4; do brc --shard $k/4 --format partial big.txt > p$k & done; wait",
         "brc merge p1 p2 p3 p4",
     ] {

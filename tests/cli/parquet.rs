@@ -9,6 +9,8 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
+use assert_cmd::assert::OutputAssertExt;
+
 use super::{brc, run};
 
 /// `brc generate` of `rows` rows of the 10K set into `dir`, as text and as
@@ -156,5 +158,25 @@ fn a_damaged_parquet_file_is_an_error_without_a_panic_message() {
     assert!(
         stderr.starts_with(&format!("brc: {}: ", parquet.display())),
         "{stderr}"
+    );
+}
+
+#[test]
+fn parquet_on_standard_input_is_read_from_a_file_and_refused_from_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, parquet) = generated(dir.path(), "20k", "3");
+    let expected = run(&[&text], b"");
+    // Redirected from the file: mapped and read by row group, as the file.
+    let redirected = std::process::Command::new(env!("CARGO_BIN_EXE_brc"))
+        .arg("-")
+        .stdin(std::fs::File::open(&parquet).unwrap())
+        .assert()
+        .success()
+        .stderr("");
+    assert_eq!(redirected.get_output().stdout, expected);
+    // Through a pipe: no footer to seek to.
+    let bytes = std::fs::read(&parquet).unwrap();
+    brc().arg("-").write_stdin(bytes).assert().code(1).stdout("").stderr(
+        "brc: <stdin>: Parquet on a stream: its footer, at its end, is read first; give the file or its URL\n",
     );
 }

@@ -33,7 +33,9 @@ whatever the number and size of the inputs. Errors name the file
 that shrinks while read is an error.
 
 Parquet: a FILE that starts and ends with Parquet's magic bytes (`PAR1`)
-is read as Parquet, whatever its name, alone or among text files. Names
+is read as Parquet, whatever its name, alone or among text files (and
+standard input redirected from one; not a pipe, as the footer is at the
+end). Names
 come from the column `station`, values from `measure` (`--columns` picks
 others): strings, and numbers that are each exactly a number of tenths
 within ±99999999.9: doubles and floats nearest to one (12.3, not 12.34),
