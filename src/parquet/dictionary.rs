@@ -11,8 +11,9 @@
 //! 1.8 MiB of counts, out of L1.)
 //!
 //! A row group with a row brc refuses (a null, a value or a name its rules
-//! refuse) is left to [`super::plain`], which reads rows in order and so
-//! names the first of them.
+//! refuse), or whose values' dictionary holds a value it refuses, used or
+//! not, is left to [`super::plain`], which reads rows in order and so names
+//! the first of them.
 
 use bytes::Bytes;
 use parquet::basic::Encoding;
@@ -26,9 +27,6 @@ use crate::stats::Stats;
 
 /// Rows decoded at a time from each column.
 const BATCH: usize = 2048;
-
-/// A value dictionary entry that is not a number of tenths.
-const REFUSED: i64 = i64::MIN;
 
 /// Aggregates a row group into `into` by its dictionary indices; `None`,
 /// having added nothing, if either column is not dictionary-encoded
@@ -57,10 +55,15 @@ pub(super) fn aggregate(
         file.kind,
     )
     .ok_or_else(|| malformed("the values' dictionary page is cut short"))?;
-    let tenths: Vec<i64> = raws
+    // A value refused, used or not, leaves the row group to `plain`,
+    // which names the first row holding it, if any.
+    let Some(tenths) = raws
         .iter()
-        .map(|r| r.tenths(file.kind).unwrap_or(REFUSED))
-        .collect();
+        .map(|r| r.tenths(file.kind))
+        .collect::<Option<Vec<i64>>>()
+    else {
+        return Ok(None);
+    };
     let Some(stats) = by_names(&mut keys, &mut values, names.len(), &tenths, rows)? else {
         return Ok(None);
     };
@@ -79,8 +82,78 @@ pub(super) fn aggregate(
     Ok(Some(()))
 }
 
-/// Adds every row to its name's stats, its value looked up by index;
-/// `None` if a page is not dictionary-encoded.
+/// The value of the slots of a value table past its dictionary, which an
+/// index of a malformed page may reach: no value in tenths is, so a name
+/// whose range starts there has such a row.
+const PAST: i64 = i64::MIN;
+
+/// A name's rows so far in a row group: their sum and count, and the
+/// range `lo..=lo + span` their values lie in, kept as a start and a
+/// width so that a row inside it, nearly every row once a name has a few,
+/// costs one compare and no store. (The sum and the count apart, so that
+/// the compiler adds them as two scalars, not as one vector.)
+#[derive(Clone, Copy)]
+struct Acc {
+    sum: i64,
+    lo: i64,
+    span: u64,
+    count: u64,
+}
+
+/// An `Acc` of no rows, its range only [`PAST`].
+const EMPTY: Acc = Acc {
+    sum: 0,
+    lo: PAST,
+    span: 0,
+    count: 0,
+};
+
+impl Acc {
+    /// Adds the value `t`.
+    #[inline(always)]
+    fn add(&mut self, t: i64) {
+        // Wrapping only for `PAST`: real values cannot overflow a row
+        // group's sum (`VALUE_LIMIT` times its rows fits).
+        self.sum = self.sum.wrapping_add(t);
+        self.count += 1;
+        if (t.wrapping_sub(self.lo) as u64) > self.span {
+            self.widen(t);
+        }
+    }
+
+    /// Widens the range to hold `t`.
+    #[cold]
+    #[inline(never)]
+    fn widen(&mut self, t: i64) {
+        let (lo, hi) = match self.count {
+            1 => (t, t),
+            _ => (
+                self.lo.min(t),
+                self.lo.wrapping_add(self.span as i64).max(t),
+            ),
+        };
+        self.lo = lo;
+        self.span = hi.wrapping_sub(lo) as u64;
+    }
+
+    /// The stats of the rows added, if any.
+    fn stats(self) -> Option<Stats> {
+        (self.count > 0).then(|| Stats {
+            min: self.lo,
+            max: self.lo.wrapping_add(self.span as i64),
+            sum: self.sum,
+            count: self.count,
+        })
+    }
+}
+
+/// Adds every row to its name's stats, its value looked up by index in
+/// `tenths` (which holds no refused value); `None` if a page is not
+/// dictionary-encoded or its indices are wider than its dictionary's.
+///
+/// The tables have a slot for every index as wide as the dictionary's,
+/// those past it [`EMPTY`] or [`PAST`], so that rows are added unchecked
+/// and an index past its dictionary is found once, after the last row.
 fn by_names(
     keys: &mut Indices,
     values: &mut Indices,
@@ -88,13 +161,11 @@ fn by_names(
     tenths: &[i64],
     rows: u64,
 ) -> Result<Option<Vec<Option<Stats>>>, Refused> {
-    let empty = Stats {
-        min: i64::MAX,
-        max: i64::MIN,
-        sum: 0,
-        count: 0,
-    };
-    let mut stats = vec![empty; names];
+    keys.entries(names);
+    values.entries(tenths.len());
+    let mut accs = vec![EMPTY; keys.slots()];
+    let mut table = vec![PAST; values.slots()];
+    table[..tenths.len()].copy_from_slice(tenths);
     let (mut k, mut v) = ([0u32; BATCH], [0u32; BATCH]);
     let mut seen = 0u64;
     while seen < rows {
@@ -110,46 +181,27 @@ fn by_names(
                 "a column holds fewer rows than its row group",
             )));
         }
-        check_indices(&k[..n], names, &v[..n], tenths.len())?;
         for (&k, &v) in k[..n].iter().zip(&v[..n]) {
-            // SAFETY: `check_indices` found every index of the batch below
-            // its dictionary's length, which `tenths` and `stats` have.
-            let (t, s) = unsafe {
+            // SAFETY: `Indices::read` gives indices below its `slots()`,
+            // the tables' lengths.
+            let (t, acc) = unsafe {
                 (
-                    *tenths.get_unchecked(v as usize),
-                    stats.get_unchecked_mut(k as usize),
+                    *table.get_unchecked(v as usize),
+                    accs.get_unchecked_mut(k as usize),
                 )
             };
-            s.min = s.min.min(t);
-            s.max = s.max.max(t);
-            // A refused value makes its name's minimum `REFUSED`, looked
-            // for once at the end rather than on every row; the sum is
-            // then meaningless, and must only not overflow meanwhile.
-            s.sum = s.sum.wrapping_add(t);
-            s.count += 1;
+            acc.add(t);
         }
         seen += n as u64;
     }
-    if stats.iter().any(|s| s.min == REFUSED) {
-        return Ok(None);
-    }
-    Ok(Some(
-        stats
-            .into_iter()
-            .map(|s| (s.count > 0).then_some(s))
-            .collect(),
-    ))
-}
-
-/// Refuses indices past their dictionaries.
-fn check_indices(k: &[u32], names: usize, v: &[u32], values: usize) -> Result<(), Refused> {
-    let max = |x: &[u32]| x.iter().copied().max().map_or(0, |m| m as usize + 1);
-    if max(k) > names || max(v) > values {
+    let used = |a: &Acc| a.count > 0;
+    if accs[names..].iter().any(used) || accs.iter().any(|a| used(a) && a.lo == PAST) {
         return Err(Refused::File(malformed(
             "a dictionary index past its dictionary",
         )));
     }
-    Ok(())
+    accs.truncate(names);
+    Ok(Some(accs.into_iter().map(Acc::stats).collect()))
 }
 
 fn malformed(what: &str) -> super::ParquetError {
@@ -165,6 +217,9 @@ struct Indices {
     page: Option<Hybrid>,
     /// Indices left in the current page.
     left: usize,
+    /// The width of its dictionary's indices, the widest its pages are
+    /// read with: set by [`Indices::entries`] once the dictionary is read.
+    width: u32,
 }
 
 impl Indices {
@@ -193,13 +248,25 @@ impl Indices {
             optional,
             page: None,
             left: 0,
+            width: 0,
         };
         Ok(Some((column, buf, num_values as usize)))
     }
 
+    /// Sets how many entries the dictionary has, which bounds its indices.
+    fn entries(&mut self, n: usize) {
+        self.width = usize::BITS - n.saturating_sub(1).leading_zeros();
+    }
+
+    /// How many indices there are of its dictionary's width: every index
+    /// [`Indices::read`] gives is below.
+    fn slots(&self) -> usize {
+        1 << self.width
+    }
+
     /// Fills `out` with the next rows' indices, fewer only at the end of
-    /// the chunk; `None` at a page that is not dictionary-encoded or holds a
-    /// null.
+    /// the chunk; `None` at a page that is not dictionary-encoded, holds a
+    /// null, or has indices wider than its dictionary's.
     fn read(&mut self, out: &mut [u32]) -> Result<Option<usize>, Refused> {
         let mut done = 0;
         while done < out.len() {
@@ -225,8 +292,8 @@ impl Indices {
     }
 
     /// Starts the next data page: `Some(true)` if there is one, `Some(false)`
-    /// at the chunk's end, `None` if it is not dictionary-encoded or holds a
-    /// null.
+    /// at the chunk's end, `None` if it is not dictionary-encoded, holds a
+    /// null, or has indices wider than its dictionary's.
     fn next_page(&mut self) -> Result<Option<bool>, Refused> {
         let Some(page) = self.pages.get_next_page()? else {
             return Ok(Some(false));
@@ -295,6 +362,9 @@ impl Indices {
         let &width = buf
             .first()
             .ok_or_else(|| malformed("a data page without its indices' width"))?;
+        if u32::from(width) > self.width {
+            return Ok(None);
+        }
         self.page = Some(Hybrid::new(buf.slice(1..), u32::from(width))?);
         self.left = values;
         Ok(Some(true))
