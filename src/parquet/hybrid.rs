@@ -9,6 +9,8 @@
 
 use bytes::Bytes;
 
+use super::unpack::{self, Tier};
+
 /// Why an encoded run could not be read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Malformed;
@@ -27,6 +29,8 @@ pub(crate) struct Hybrid {
     bit: usize,
     /// Where the current packed run starts, in bits into `data`.
     run_start: usize,
+    /// How whole groups of packed values are unpacked.
+    tier: Tier,
 }
 
 impl Hybrid {
@@ -43,6 +47,7 @@ impl Hybrid {
             repeated: None,
             bit: 0,
             run_start: 0,
+            tier: Tier::best(),
         })
     }
 
@@ -163,7 +168,7 @@ impl Hybrid {
         let at = self.bit / 8;
         let bytes = &self.data[at..(at + groups * w).min(self.data.len())];
         if bytes.len() == groups * w && groups > 0 {
-            unpack_groups(bytes, w, whole);
+            unpack::groups(bytes, w, whole, self.tier);
             self.bit += groups * 8 * w;
         } else {
             self.unpack_each(whole);
@@ -202,50 +207,6 @@ impl Hybrid {
             }
         }
         Err(Malformed)
-    }
-}
-
-/// Unpacks whole groups of 8 values of `w` bits (`bytes.len() / w`
-/// groups) into `out`, with the width known at compile time for widths up
-/// to 16, as dictionary indices have: a group's `w` bytes are one `u128`,
-/// from which each value is a constant shift and mask.
-fn unpack_groups(bytes: &[u8], w: usize, out: &mut [u32]) {
-    macro_rules! widths {
-        ($($w:literal)*) => {
-            match w {
-                $($w => groups::<$w>(bytes, out),)*
-                _ => groups_of(bytes, w, out),
-            }
-        };
-    }
-    widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
-}
-
-/// [`unpack_groups`] for a width of `W` bits.
-#[inline(always)]
-fn groups<const W: usize>(bytes: &[u8], out: &mut [u32]) {
-    let mask = (1u128 << W) - 1;
-    for (group, o) in bytes.chunks_exact(W).zip(out.chunks_exact_mut(8)) {
-        let mut b = [0u8; 16];
-        b[..W].copy_from_slice(group);
-        let word = u128::from_le_bytes(b);
-        for (j, o) in o.iter_mut().enumerate() {
-            *o = ((word >> (j * W)) & mask) as u32;
-        }
-    }
-}
-
-/// [`unpack_groups`] for any width up to 32 bits.
-fn groups_of(bytes: &[u8], w: usize, out: &mut [u32]) {
-    let mask = (1u64 << w) - 1;
-    for (group, o) in bytes.chunks_exact(w).zip(out.chunks_exact_mut(8)) {
-        let mut b = [0u8; 40];
-        b[..w].copy_from_slice(group);
-        for (j, o) in o.iter_mut().enumerate() {
-            let bit = j * w;
-            let word = u64::from_le_bytes(b[bit / 8..bit / 8 + 8].try_into().expect("8 bytes"));
-            *o = ((word >> (bit % 8)) & mask) as u32;
-        }
     }
 }
 

@@ -16,6 +16,7 @@ mod fetched;
 mod hybrid;
 mod plain;
 pub(crate) mod run;
+mod unpack;
 mod value;
 pub mod write;
 
