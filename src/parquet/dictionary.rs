@@ -83,67 +83,96 @@ pub(super) fn aggregate(
 }
 
 /// The value of the slots of a value table past its dictionary, which an
-/// index of a malformed page may reach: no value in tenths is, so a name
-/// whose range starts there has such a row.
-const PAST: i64 = i64::MIN;
+/// index of a malformed page may reach: below every packed value (see
+/// [`Packing`]), so a name whose range starts there has such a row, and,
+/// like them, odd, so that the row is counted.
+const PAST: i64 = i64::MIN + 1;
 
-/// A name's rows so far in a row group: their sum and count, and the
-/// range `lo..=lo + span` their values lie in, kept as a start and a
-/// width so that a row inside it, nearly every row once a name has a few,
-/// costs one compare and no store. (The sum and the count apart, so that
-/// the compiler adds them as two scalars, not as one vector.)
+/// A name's rows so far in a row group: their packed values' sum (see
+/// [`Packing`]), and the range `lo..=lo + span` of those values, kept as a
+/// start and a width so that a row inside it, nearly every row once a
+/// name has a few, costs one compare and no store.
 #[derive(Clone, Copy)]
 struct Acc {
     sum: i64,
     lo: i64,
     span: u64,
-    count: u64,
 }
 
-/// An `Acc` of no rows, its range only [`PAST`].
+/// An `Acc` of no rows: its range holds only `i64::MAX`, which no packed
+/// value is, so that its first row widens it.
 const EMPTY: Acc = Acc {
     sum: 0,
-    lo: PAST,
+    lo: i64::MAX,
     span: 0,
-    count: 0,
 };
 
 impl Acc {
-    /// Adds the value `t`.
+    /// Adds the packed value `p`.
     #[inline(always)]
-    fn add(&mut self, t: i64) {
-        // Wrapping only for `PAST`: real values cannot overflow a row
-        // group's sum (`VALUE_LIMIT` times its rows fits).
-        self.sum = self.sum.wrapping_add(t);
-        self.count += 1;
-        if (t.wrapping_sub(self.lo) as u64) > self.span {
-            self.widen(t);
+    fn add(&mut self, p: i64) {
+        // Wrapping only for `PAST`: packed sums of real values fit.
+        self.sum = self.sum.wrapping_add(p);
+        if (p.wrapping_sub(self.lo) as u64) > self.span {
+            self.widen(p);
         }
     }
 
-    /// Widens the range to hold `t`.
+    /// Widens the range to hold `p`.
     #[cold]
     #[inline(never)]
-    fn widen(&mut self, t: i64) {
-        let (lo, hi) = match self.count {
-            1 => (t, t),
-            _ => (
-                self.lo.min(t),
-                self.lo.wrapping_add(self.span as i64).max(t),
-            ),
+    fn widen(&mut self, p: i64) {
+        let (lo, hi) = match (self.lo, self.span) {
+            (i64::MAX, 0) => (p, p),
+            (lo, span) => (lo.min(p), lo.wrapping_add(span as i64).max(p)),
         };
         self.lo = lo;
         self.span = hi.wrapping_sub(lo) as u64;
     }
+}
 
-    /// The stats of the rows added, if any.
-    fn stats(self) -> Option<Stats> {
-        (self.count > 0).then(|| Stats {
-            min: self.lo,
-            max: self.lo.wrapping_add(self.span as i64),
-            sum: self.sum,
-            count: self.count,
-        })
+/// How a row's value and its count of one are packed into one `i64`, so
+/// that one add counts the row and sums its value: the value in tenths
+/// shifted up `shift` bits, plus one. Exact while no name has `1 <<
+/// shift` rows and the shifted sum fits, so the rows are taken in chunks
+/// of at most `chunk` rows, whose sums are then unpacked.
+struct Packing {
+    shift: u32,
+    chunk: u64,
+}
+
+impl Packing {
+    /// The packing for `rows` rows of values at most `max` in magnitude:
+    /// the whole row group one chunk if its sums fit, as they do unless
+    /// both are large.
+    fn new(max: u64, rows: u64) -> Packing {
+        // A chunk's sum is below `2^shift * max * 2^shift`, kept below
+        // 2^62.
+        let widest = (62 - (u64::BITS - max.leading_zeros())) / 2;
+        let shift = (u64::BITS - rows.leading_zeros()).min(widest);
+        Packing {
+            shift,
+            chunk: rows.min((1 << shift) - 1),
+        }
+    }
+
+    fn pack(&self, t: i64) -> i64 {
+        (t << self.shift) + 1
+    }
+
+    /// The value in tenths of the packed `p`.
+    fn tenths(&self, p: i64) -> i64 {
+        p >> self.shift
+    }
+
+    /// Moves the sums of a chunk into `totals`' sums and counts.
+    fn flush(&self, accs: &mut [Acc], totals: &mut [(i64, u64)]) {
+        let ones = (1 << self.shift) - 1;
+        for (a, (sum, count)) in accs.iter_mut().zip(totals) {
+            *sum = sum.wrapping_add(a.sum >> self.shift);
+            *count += (a.sum & ones) as u64;
+            a.sum = 0;
+        }
     }
 }
 
@@ -163,13 +192,20 @@ fn by_names(
 ) -> Result<Option<Vec<Option<Stats>>>, Refused> {
     keys.entries(names);
     values.entries(tenths.len());
+    let max = tenths.iter().map(|t| t.unsigned_abs()).max().unwrap_or(0);
+    let packing = Packing::new(max, rows);
     let mut accs = vec![EMPTY; keys.slots()];
+    let mut totals = vec![(0i64, 0u64); keys.slots()];
     let mut table = vec![PAST; values.slots()];
-    table[..tenths.len()].copy_from_slice(tenths);
+    for (p, &t) in table.iter_mut().zip(tenths) {
+        *p = packing.pack(t);
+    }
     let (mut k, mut v) = ([0u32; BATCH], [0u32; BATCH]);
-    let mut seen = 0u64;
+    let (mut seen, mut in_chunk) = (0u64, 0u64);
     while seen < rows {
-        let want = (rows - seen).min(BATCH as u64) as usize;
+        let want = (rows - seen)
+            .min(packing.chunk - in_chunk)
+            .min(BATCH as u64) as usize;
         let Some(n) = keys.read(&mut k[..want])? else {
             return Ok(None);
         };
@@ -181,27 +217,65 @@ fn by_names(
                 "a column holds fewer rows than its row group",
             )));
         }
-        for (&k, &v) in k[..n].iter().zip(&v[..n]) {
-            // SAFETY: `Indices::read` gives indices below its `slots()`,
-            // the tables' lengths.
-            let (t, acc) = unsafe {
-                (
-                    *table.get_unchecked(v as usize),
-                    accs.get_unchecked_mut(k as usize),
-                )
-            };
-            acc.add(t);
-        }
+        // SAFETY: `Indices::read` gives indices below its `slots()`, the
+        // tables' lengths.
+        unsafe { add_rows(&mut accs, &table, &k[..n], &v[..n]) };
         seen += n as u64;
+        in_chunk += n as u64;
+        if in_chunk == packing.chunk || seen == rows {
+            packing.flush(&mut accs, &mut totals);
+            in_chunk = 0;
+        }
     }
-    let used = |a: &Acc| a.count > 0;
-    if accs[names..].iter().any(used) || accs.iter().any(|a| used(a) && a.lo == PAST) {
+    let used = |&(_, count): &(i64, u64)| count > 0;
+    let past = accs
+        .iter()
+        .zip(&totals)
+        .any(|(a, t)| used(t) && a.lo == PAST);
+    if totals[names..].iter().any(used) || past {
         return Err(Refused::File(malformed(
             "a dictionary index past its dictionary",
         )));
     }
-    accs.truncate(names);
-    Ok(Some(accs.into_iter().map(Acc::stats).collect()))
+    let stats = accs.iter().zip(&totals[..names]).map(|(a, &(sum, count))| {
+        (count > 0).then(|| Stats {
+            min: packing.tenths(a.lo),
+            max: packing.tenths(a.lo.wrapping_add(a.span as i64)),
+            sum,
+            count,
+        })
+    });
+    Ok(Some(stats.collect()))
+}
+
+/// Adds row `i`, the value of `table[v[i]]`, to `accs[k[i]]`, four rows
+/// at a time; not inlined, so that its loop has the registers to itself.
+///
+/// # Safety
+/// Every index in `k` is below `accs.len()`, every one in `v` below
+/// `table.len()`, and `k` and `v` are as long.
+#[inline(never)]
+unsafe fn add_rows(accs: &mut [Acc], table: &[i64], k: &[u32], v: &[u32]) {
+    let mut add = |k: u32, v: u32| {
+        // SAFETY: the caller's guarantee on the indices.
+        let (p, acc) = unsafe {
+            (
+                *table.get_unchecked(v as usize),
+                accs.get_unchecked_mut(k as usize),
+            )
+        };
+        acc.add(p);
+    };
+    let (k4, v4) = (k.chunks_exact(4), v.chunks_exact(4));
+    let (k1, v1) = (k4.remainder(), v4.remainder());
+    for (k, v) in k4.zip(v4) {
+        for j in 0..4 {
+            add(k[j], v[j]);
+        }
+    }
+    for (&k, &v) in k1.iter().zip(v1) {
+        add(k, v);
+    }
 }
 
 fn malformed(what: &str) -> super::ParquetError {
