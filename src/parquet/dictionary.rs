@@ -113,15 +113,19 @@ impl Acc {
     fn add(&mut self, p: i64) {
         // Wrapping only for `PAST`: packed sums of real values fit.
         self.sum = self.sum.wrapping_add(p);
-        if (p.wrapping_sub(self.lo) as u64) > self.span {
-            self.widen(p);
+        // `widen` takes `p`'s distance from `lo`, not `p`, so that the
+        // subtraction may overwrite `p`, no copy kept for it.
+        let d = p.wrapping_sub(self.lo);
+        if d as u64 > self.span {
+            self.widen(d);
         }
     }
 
-    /// Widens the range to hold `p`.
+    /// Widens the range to hold the value `d` from its start.
     #[cold]
     #[inline(never)]
-    fn widen(&mut self, p: i64) {
+    fn widen(&mut self, d: i64) {
+        let p = self.lo.wrapping_add(d);
         let (lo, hi) = match (self.lo, self.span) {
             (i64::MAX, 0) => (p, p),
             (lo, span) => (lo.min(p), lo.wrapping_add(span as i64).max(p)),

@@ -157,6 +157,22 @@ fn the_dictionary_path_agrees_with_the_crates_decoding() {
     }
 }
 
+#[test]
+fn a_row_group_too_large_to_pack_at_once_is_added_in_chunks() {
+    // Values up to `VALUE_LIMIT` leave a packed sum room for fewer rows
+    // than one row group of 140,000 has: it is added a chunk at a time.
+    let rows = rows(140_000, 20, 11);
+    let bytes = written(&rows, &Layout::default());
+    let by_index = read_with(bytes, &Columns::default(), |f, g, s| {
+        let group = f.group(g, f.fetch(g).unwrap())?;
+        match dictionary::aggregate(&group, f, s) {
+            Ok(Some(())) => Ok(()),
+            _ => panic!("a dictionary-encoded row group was not read by index"),
+        }
+    });
+    assert_eq!(by_index.unwrap(), model(&rows));
+}
+
 /// A file of one row group of `schema`'s two columns, each written by its
 /// closure.
 fn custom(
