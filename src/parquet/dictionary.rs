@@ -160,6 +160,7 @@ impl Packing {
         }
     }
 
+    /// The packed value of `t` tenths, a row's count with it.
     fn pack(&self, t: i64) -> i64 {
         (t << self.shift) + 1
     }
