@@ -15,8 +15,9 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 # The package (built by maturin, its PEP 517 backend, from python/) and
 # what its tests use: the Arrow, Polars and pandas glue, Dask, fsspec with
-# its HTTP client, zstandard, and a Range-capable HTTP server: the
-# package's `test` dependency group, which pip reads from 25.1 on.
+# its HTTP client, zstandard, a Range-capable HTTP server, and moto's S3
+# server with boto3 and s3fs: the package's `test` dependency group, which
+# pip reads from 25.1 on.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade 'pip>=25.1'
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check maturin duckdb ./python \
     --group python/pyproject.toml:test

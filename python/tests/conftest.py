@@ -1,5 +1,5 @@
-"""Shared fixtures: the `brc` command line to compare with, and random
-measurements files."""
+"""Shared fixtures: the `brc` command line to compare with, random
+measurements files, and object stores (moto's S3 server)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ import random
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Optional
 
 import pytest
+
+from objectstores import MotoServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "tests" / "data" / "1brc"
@@ -36,13 +39,13 @@ class Cli:
     def __init__(self, binary: str):
         self.binary = binary
 
-    def run(self, *args: str) -> subprocess.CompletedProcess:
+    def run(self, *args: str, env: Optional[dict[str, str]] = None) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [self.binary, *map(str, args)], capture_output=True, check=False
+            [self.binary, *map(str, args)], capture_output=True, check=False, env=env
         )
 
-    def output(self, *args: str) -> str:
-        done = self.run(*args)
+    def output(self, *args: str, env: Optional[dict[str, str]] = None) -> str:
+        done = self.run(*args, env=env)
         assert done.returncode == 0, done.stderr.decode()
         return done.stdout.decode()
 
@@ -87,3 +90,26 @@ def random_file(tmp_path):
         return write_random(tmp_path / f"random-{next(counter)}.txt", rows, seed, **kwargs)
 
     return make
+
+
+# Object stores: moto's S3 server, one for the whole run (each test module
+# uses buckets of its own), and one that checks credentials.
+
+@pytest.fixture(scope="session")
+def moto() -> MotoServer:
+    with MotoServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def moto_auth() -> MotoServer:
+    with MotoServer(auth=True) as server:
+        yield server
+
+
+def aws_env(**variables: str) -> dict[str, str]:
+    """This process's environment, without its AWS_* variables (a
+    developer's own credentials or profile), with ``variables``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(variables)
+    return env
