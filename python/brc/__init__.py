@@ -96,6 +96,15 @@ def aggregate(
     of their names, hidden files skipped, as on the command line. Files may
     be gzip or zstd compressed (told by their first bytes).
 
+    A path may be an object's URL, as on the command line: ``s3://bucket/key``,
+    ``s3://bucket/prefix/`` (every object under the prefix, in key order,
+    those with a part of the key starting with ``.`` skipped) or
+    ``http(s)://host/path`` (one object). S3 settings come from this
+    process's ``AWS_*`` environment variables (``AWS_ENDPOINT_URL``,
+    ``AWS_REGION``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
+    ``AWS_SKIP_SIGNATURE=true``, ...). Text objects are streamed, Parquet
+    ones read by byte ranges.
+
     A file that starts and ends with Parquet's magic bytes (``PAR1``) is
     read as Parquet, whatever its name, alone or among text files: names
     from the column ``columns[0]``, values from ``columns[1]`` (default
@@ -113,9 +122,12 @@ def aggregate(
     ``.line``) or Parquet row (a null, a value such as ``12.34``: with
     ``.row_group`` and ``.row``, from 0) and for a Parquet file brc cannot
     read (a missing column, named with the file's columns; a column of
-    another type; a damaged file), :class:`OSError` when a file cannot be
-    read, and :class:`ValueError` for a bad ``threads`` (from 1 to 1024, as
-    the command line's ``--threads``), ``engine`` or ``columns``.
+    another type; a damaged file), :class:`OSError` when a file or object
+    cannot be read (:class:`FileNotFoundError` for a missing file, bucket
+    or key, :class:`PermissionError` for refused credentials, each with the
+    command line's one-line message as ``strerror``), and
+    :class:`ValueError` for a bad ``threads`` (from 1 to 1024, as the
+    command line's ``--threads``), ``engine`` or ``columns``.
     """
     return _aggregate(_paths(paths), threads, engine, _columns(columns))
 
@@ -136,7 +148,10 @@ def partial(
     cannot be cut: it belongs whole to the range that holds its first byte.
     A Parquet file (read from ``columns``, as :func:`aggregate` reads it)
     is cut between row groups: a range reads the row groups whose first
-    byte lies in it.
+    byte lies in it. ``path`` may be an object's URL, as for
+    :func:`aggregate`: a Parquet object's range fetches only its row
+    groups' column chunks; a text object belongs whole to the range that
+    holds its first byte, as a compressed file does.
 
     Errors are those of :func:`aggregate`; a malformed line in a range is
     reported with its line number in the file. The GIL is released.

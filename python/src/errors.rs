@@ -215,20 +215,34 @@ pub fn data_error(
 
 /// An `OSError` for `e` on the input at `path`, built as
 /// `OSError(errno, strerror, filename)` is: the errno when the system gave
-/// one (so that Python picks `FileNotFoundError` and the like), else
-/// `None` (a corrupt gzip stream, a file that shrank while read), and the
-/// reason the command line prints as `strerror` either way, so that
-/// `str(error)` says what went wrong.
+/// one (so that Python picks `FileNotFoundError` and the like); else, for
+/// an object store's missing bucket or key or refused credentials, the
+/// errno a missing or forbidden file has (`FileNotFoundError`,
+/// `PermissionError`, so that a caller handles both alike); else `None` (a
+/// corrupt gzip stream, a file that shrank while read, a server that
+/// cannot be reached). `strerror` is the reason the command line prints
+/// either way, so that `str(error)` says what went wrong.
 fn io_error(path: &str, e: &std::io::Error) -> PyErr {
-    let code = e.raw_os_error();
-    let strerror = match code {
+    // ENOENT and EACCES: the same numbers on every system Python runs on
+    // (POSIX systems and Windows' C runtime alike).
+    const ENOENT: i32 = 2;
+    const EACCES: i32 = 13;
+    let (code, strerror) = match e.raw_os_error() {
         // The system's message without the " (os error N)" Rust appends,
         // as Python's own `OSError`s word it.
         Some(code) => {
             let text = std::io::Error::from_raw_os_error(code).to_string();
-            text.split(" (os error").next().unwrap_or(&text).to_string()
+            let text = text.split(" (os error").next().unwrap_or(&text).to_string();
+            (Some(code), text)
         }
-        None => e.to_string(),
+        None => {
+            let code = match e.kind() {
+                std::io::ErrorKind::NotFound => Some(ENOENT),
+                std::io::ErrorKind::PermissionDenied => Some(EACCES),
+                _ => None,
+            };
+            (code, e.to_string())
+        }
     };
     PyOSError::new_err((code, strerror, path.to_string()))
 }
