@@ -1,7 +1,8 @@
 """brc on a Dask cluster: files cut into byte ranges, one task per range,
 the exact partial results tree-reduced on the workers. Text and Parquet
-files alike: a local Parquet file's range reads the row groups whose first
-byte lies in it; a remote one is one task.
+files alike: a Parquet file's range reads the row groups whose first byte
+lies in it, local or an object that brc reads itself (``s3://``,
+``http(s)://``).
 
 Only partials travel between workers and to the client (a few dozen bytes
 per station, in the ``brc-partial`` format when pickled), never rows. Every
@@ -45,13 +46,15 @@ class _File:
 @dataclass(frozen=True)
 class _Piece:
     """One task's input: bytes ``start..end`` of the ``order``-th file (of
-    ``size`` bytes), or the whole file (``end is None``)."""
+    ``size`` bytes), or the whole file (``end is None``); read by brc at
+    ``url`` when set (an object brc reads itself), else through fsspec."""
 
     order: int
     path: str
     size: Optional[int]
     start: int
     end: Optional[int]
+    url: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -81,21 +84,36 @@ def aggregate(
 
     ``urlpaths`` is a path, a glob, a list of them, or any fsspec URL
     (``s3://``, ``gs://``, ``http://``, ``file://``); a directory stands for
-    the regular files directly inside it, hidden ones skipped. Uncompressed
-    files are cut into tasks of about ``split_bytes`` bytes (an int, or a
-    string such as ``"64MiB"``); gzip and zstd files are one task each.
+    the regular files directly inside it, hidden ones skipped, and an S3
+    prefix ending in ``/`` (``s3://bucket/1trc/``) for every object under
+    it, as for the command line (keys with a part starting with ``.``
+    skipped). Uncompressed files are cut into tasks of about
+    ``split_bytes`` bytes (an int, or a string such as ``"64MiB"``); gzip
+    and zstd files are one task each.
     Parquet files (told by their bytes, as :func:`brc.aggregate` tells them,
-    names and values read from ``columns``) are cut too when local, each
-    task reading the row groups that start in its bytes; a remote one is
-    one task, fetched whole.
+    names and values read from ``columns``) are cut too, each task reading
+    the row groups that start in its bytes.
 
-    ``storage_options`` go to the fsspec filesystem (credentials, endpoint).
     Tasks run on ``client``, else on the current ``distributed.Client`` if
     there is one, else on Dask's local threaded scheduler. Local files are
-    read by brc itself (:func:`brc.partial`); others through fsspec ranged
-    reads (:func:`brc.partial_bytes`), reading past a range only to finish
-    its last line. The partials are merged on the workers, a tree of merges
-    of :data:`FAN_IN` partials each.
+    read by brc itself (:func:`brc.partial`). So are ``s3://`` and
+    ``http(s)://`` objects that are Parquet or compressed, when no
+    ``storage_options`` are given: a task asks for its row groups' column
+    chunks by byte ranges (a compressed object is streamed), with the
+    settings of the *worker's* environment, as the command line takes them
+    (``AWS_ENDPOINT_URL``, ``AWS_REGION``, ``AWS_ACCESS_KEY_ID``,
+    ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``,
+    ``AWS_SKIP_SIGNATURE=true``; an instance's role otherwise). Other files
+    are read through fsspec ranged reads (:func:`brc.partial_bytes`),
+    reading past a range only to finish its last line: uncompressed text
+    objects, which fsspec cuts and brc would read whole, and every remote
+    file when ``storage_options`` are given. The client lists and globs
+    through fsspec (``s3://`` needs :mod:`s3fs`), with ``storage_options``
+    (credentials, endpoint) or its own environment; since brc cannot be
+    handed fsspec's options, giving them means that fsspec reads
+    everything remote, Parquet objects one fetch per task. The partials
+    are merged on the workers, a tree of merges of :data:`FAN_IN` partials
+    each.
 
     Raises :class:`brc.DataError` for the first malformed line or Parquet
     row (in argument order, then in its file) or Parquet file brc cannot
@@ -120,7 +138,7 @@ def aggregate(
         urlpaths, storage_options=storage_options, expand=False
     )
     files = _expand(fs, urlpaths, paths)
-    pieces = list(_pieces(fs, files, split))
+    pieces = list(_pieces(fs, files, split, brc_reads_objects=not storage_options))
 
     # Keys of this call only: a cluster shares results between graphs that
     # name the same keys, and another call's pieces are other bytes.
@@ -198,14 +216,27 @@ def _expand(fs: Any, urlpaths: list[str], paths: list[str]) -> list[_File]:
 
 def _inside(fs: Any, directory: _File) -> list[_File]:
     """The regular files directly inside ``directory``, in byte order of
-    their names, hidden ones skipped."""
-    inside = [
-        entry["name"]
-        for entry in fs.ls(directory.path, detail=True)
-        if entry["type"] == "file"
-        and not posixpath.basename(entry["name"].rstrip("/")).startswith(".")
-    ]
-    under = (directory.shown.rstrip("/") + "/", directory.path.rstrip("/") + "/")
+    their names, hidden ones skipped; for an S3 prefix given with its
+    final ``/``, every object under it, in byte order of their keys, those
+    with a hidden part skipped, as the command line lists
+    ``s3://bucket/prefix/``."""
+    start = directory.path.rstrip("/") + "/"
+    if directory.shown.endswith("/") and _is_s3(fs):
+        inside = [
+            name
+            for name, entry in fs.find(directory.path, detail=True).items()
+            if entry["type"] == "file"
+            and name.startswith(start)
+            and not any(part.startswith(".") for part in name[len(start):].split("/"))
+        ]
+    else:
+        inside = [
+            entry["name"]
+            for entry in fs.ls(directory.path, detail=True)
+            if entry["type"] == "file"
+            and not posixpath.basename(entry["name"].rstrip("/")).startswith(".")
+        ]
+    under = (directory.shown.rstrip("/") + "/", start)
     return [_found(fs, *under, name) for name in sorted(inside, key=str.encode)]
 
 
@@ -221,11 +252,14 @@ def _found(fs: Any, given_dir: str, fs_dir: str, name: str) -> _File:
     return _File(name, given_dir + name[len(fs_dir) :])
 
 
-def _pieces(fs: Any, files: list[_File], split: int) -> Iterable[_Piece]:
+def _pieces(
+    fs: Any, files: list[_File], split: int, *, brc_reads_objects: bool
+) -> Iterable[_Piece]:
     """The tasks' inputs: each uncompressed file cut into nearly equal
-    ranges of at most ``split`` bytes, each compressed one whole, each
-    Parquet one cut if local (brc reads a range's row groups), else
-    whole."""
+    ranges of at most ``split`` bytes, each compressed one whole. A Parquet
+    file is cut when brc reads it (a range reads its row groups): a local
+    one, or an object of a store brc reads itself if
+    ``brc_reads_objects``; fetched whole by fsspec otherwise."""
     local = _is_local(fs)
     for order, file in enumerate(files):
         path = file.path
@@ -236,12 +270,42 @@ def _pieces(fs: Any, files: list[_File], split: int) -> Iterable[_Piece]:
         except OSError as e:
             _name_as_given(e, file)
             raise
-        if size is None or head.startswith(brc._MAGIC) or parquet:
+        compressed = head.startswith(brc._MAGIC)
+        url = _object_url(fs, path) if brc_reads_objects else None
+        if url is not None and size is not None and (parquet or compressed):
+            # brc reads the object: a compressed one whole, as a stream; a
+            # Parquet one by ranges, as a local file.
+            n = 1 if compressed else max(1, -(-size // split))
+            for k in range(n):
+                end = None if compressed else (k + 1) * size // n
+                yield _Piece(order, path, size, k * size // n, end, url)
+            continue
+        if size is None or compressed or parquet:
             yield _Piece(order, path, size, 0, None)
             continue
         n = max(1, -(-size // split))
         for k in range(n):
             yield _Piece(order, path, size, k * size // n, (k + 1) * size // n)
+
+
+def _object_url(fs: Any, path: str) -> Optional[str]:
+    """The URL by which brc reads the object ``path`` of ``fs`` (as fsspec
+    names it), if brc reads that store itself: S3 (s3fs names an object
+    ``bucket/key``) or HTTP(S) (named by its URL)."""
+    if _is_s3(fs):
+        return "s3://" + path
+    if path.startswith(("http://", "https://")) and {"http", "https"} & _protocols(fs):
+        return path
+    return None
+
+
+def _protocols(fs: Any) -> set[str]:
+    """The protocols ``fs`` serves (fsspec gives one or a tuple)."""
+    return {fs.protocol} if isinstance(fs.protocol, str) else set(fs.protocol)
+
+
+def _is_s3(fs: Any) -> bool:
+    return "s3" in _protocols(fs)
 
 
 def _is_parquet(fs: Any, path: str, size: Optional[int], head: bytes) -> bool:
@@ -275,6 +339,8 @@ def _run_piece(
     try:
         if local:
             return brc.partial(piece.path, start=piece.start, end=piece.end, columns=columns)
+        if piece.url is not None:
+            return brc.partial(piece.url, start=piece.start, end=piece.end, columns=columns)
         if piece.end is None:
             return brc.partial_bytes(fs.cat_file(piece.path), columns=columns)
         base = max(piece.start - 1, 0)
@@ -288,9 +354,14 @@ def _run_piece(
             return _Failed(piece.order, at, None, e)
         # A remote range's lines are numbered from its start: the line in
         # the file is counted only for the error reported (`_finish`).
-        line = e.line if local or piece.end is None else None
+        whole = local or piece.url is not None or piece.end is None
+        line = e.line if whole else None
         return _Failed(piece.order, (base + e.offset,), line, e)
     except OSError as e:
+        if piece.url is not None and e.filename == piece.url:
+            # Named as fsspec names it, as other errors are, for `_finish`
+            # to name it as the caller did.
+            e.filename = piece.path
         return _Failed(piece.order, (-1,), None, e)
 
 

@@ -333,7 +333,7 @@ def test_dask_columns_and_errors_name_the_file_as_given(client, tmp_path, cli, m
             "./data/part-1.parquet", 2, 5, None, None)
 
 
-def test_dask_reads_remote_parquet_files_whole(client, tmp_path):
+def test_dask_reads_parquet_files_over_http(client, tmp_path):
     text, parquet = pair(tmp_path, 8000, seed=91, row_group_size=1000)
     names, values = rows(50, seed=92)
     values[3] = 1.23
