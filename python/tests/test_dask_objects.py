@@ -109,6 +109,17 @@ def test_text_compressed_and_parquet_objects_mix(client, local, client_env):
         assert got == want, split
 
 
+def test_keys_that_are_no_url_paths_are_read_as_listed(client, local, moto, client_env):
+    """s3fs names keys as they are; brc reads URLs, whose paths are
+    percent-decoded and end at `#` or `?`: the tasks hand brc each key
+    escaped."""
+    parquet = local / "1trc" / "measurements-2.parquet"
+    keys = ["odd/a b#1?.parquet", "odd/100%25 of it.parquet", "odd/東京.parquet"]
+    moto.upload("brc-dask-odd", {k: parquet for k in keys})
+    got = brc.dask.aggregate("s3://brc-dask-odd/odd/", split_bytes=8_000, client=client)
+    assert got == brc.aggregate([parquet] * 3)
+
+
 def test_storage_options_have_fsspec_read_the_objects(client, local, moto, monkeypatch):
     """Given storage_options (here the only place the store's settings
     are, for the client), fsspec lists and reads; the workers' environment
