@@ -84,6 +84,9 @@ impl Object {
     /// The object's first and last `n` bytes (fewer if it is smaller).
     async fn ends(&self, n: u64) -> object_store::Result<(Bytes, Bytes)> {
         let n = n.min(self.size);
+        if n == 0 {
+            return Ok((Bytes::new(), Bytes::new()));
+        }
         let ranges = [0..n, self.size - n..self.size];
         let mut got = self.store.get_ranges(&self.path, &ranges).await?;
         let tail = got.pop().unwrap_or_default();
@@ -141,6 +144,12 @@ pub(crate) fn list(url: &str, probe: u64) -> io::Result<Vec<(Object, (Bytes, Byt
             })
             .collect();
         objects.sort_unstable_by(|a, b| a.path.as_ref().cmp(b.path.as_ref()));
+        if objects.is_empty() {
+            // No directory to be empty: a prefix with no object under it
+            // is most likely mistyped.
+            let e = "no object under this prefix";
+            return Err(io::Error::new(io::ErrorKind::NotFound, e));
+        }
         objects
     } else {
         let meta = block_on(store.head(&path)).map_err(|e| failed(url, e))?;
@@ -158,10 +167,11 @@ pub(crate) fn list(url: &str, probe: u64) -> io::Result<Vec<(Object, (Bytes, Byt
     Ok(objects.into_iter().zip(ends).collect())
 }
 
-/// The store holding `url`'s object, and its path there.
+/// The store holding `url`'s object, and its path there. An S3 key is
+/// taken as written, as the AWS command line takes it (`#`, `?` and `%`
+/// are part of it); an HTTP(S) URL's path is a URL's.
 fn open(url: &str) -> io::Result<(Arc<dyn ObjectStore>, Path)> {
     let bad = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
-    let parsed = url::Url::parse(url).map_err(|e| bad(format!("not a valid URL: {e}")))?;
     let retry = RetryConfig {
         backoff: BackoffConfig {
             init_backoff: Duration::from_millis(50),
@@ -171,32 +181,40 @@ fn open(url: &str) -> io::Result<(Arc<dyn ObjectStore>, Path)> {
         max_retries: 3,
         retry_timeout: Duration::from_secs(20),
     };
+    if let Some(rest) = url
+        .get(5..)
+        .filter(|_| url[..5].eq_ignore_ascii_case("s3://"))
+    {
+        let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() || (key.is_empty() && !url.ends_with('/')) {
+            let e = "expected s3://bucket/key, or s3://bucket/prefix/ for the objects under it";
+            return Err(bad(e.into()));
+        }
+        let key = key.strip_suffix('/').unwrap_or(key);
+        let path = Path::parse(key).map_err(|e| bad(format!("not an S3 key: {e}")))?;
+        let mut builder = AmazonS3Builder::from_env()
+            .with_bucket_name(bucket)
+            .with_retry(retry);
+        // An endpoint named `http://` (a local server, MinIO) is what the
+        // user asked for: allow it, as the AWS command line does.
+        let endpoint = builder.get_config_value(&AmazonS3ConfigKey::Endpoint);
+        if endpoint.is_some_and(|e| e.starts_with("http://")) {
+            builder = builder.with_config(
+                AmazonS3ConfigKey::Client(ClientConfigKey::AllowHttp),
+                "true",
+            );
+        }
+        let store = builder.build().map_err(|e| bad(describe(&e)))?;
+        return Ok((Arc::new(store), path));
+    }
+    let parsed = url::Url::parse(url).map_err(|e| bad(format!("not a valid URL: {e}")))?;
     let path = Path::from_url_path(parsed.path()).map_err(|e| bad(e.to_string()))?;
-    let store: Arc<dyn ObjectStore> = match parsed.scheme() {
-        "s3" => {
-            let mut builder = AmazonS3Builder::from_env().with_url(url).with_retry(retry);
-            // An endpoint named `http://` (a local server, MinIO) is what
-            // the user asked for: allow it, as the AWS command line does.
-            let endpoint = builder.get_config_value(&AmazonS3ConfigKey::Endpoint);
-            if endpoint.is_some_and(|e| e.starts_with("http://")) {
-                builder = builder.with_config(
-                    AmazonS3ConfigKey::Client(ClientConfigKey::AllowHttp),
-                    "true",
-                );
-            }
-            // The key is the URL's path past the bucket, which is its host.
-            Arc::new(builder.build().map_err(|e| bad(describe(&e)))?)
-        }
-        _ => {
-            let base = &parsed[..url::Position::BeforePath];
-            let builder = HttpBuilder::new()
-                .with_url(base)
-                .with_retry(retry)
-                .with_client_options(ClientOptions::new().with_allow_http(true));
-            Arc::new(builder.build().map_err(|e| bad(describe(&e)))?)
-        }
-    };
-    Ok((store, path))
+    let builder = HttpBuilder::new()
+        .with_url(&parsed[..url::Position::BeforePath])
+        .with_retry(retry)
+        .with_client_options(ClientOptions::new().with_allow_http(true));
+    let store = builder.build().map_err(|e| bad(describe(&e)))?;
+    Ok((Arc::new(store), path))
 }
 
 /// The runtime every request runs on: two threads, started on first use.
@@ -253,6 +271,18 @@ fn failed(url: &str, e: object_store::Error) -> io::Error {
         _ if status("401") || status("403") => io::ErrorKind::PermissionDenied,
         _ => io::ErrorKind::Other,
     };
+    // A body that ends early, or a range reply shorter than asked (which
+    // the crate checks itself).
+    let short = ["end of file before message length", "Requested "]
+        .iter()
+        .any(|sign| text.contains(sign));
+    if short {
+        let why = text.rsplit(": ").next().unwrap_or(&text);
+        return io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("the object was cut short ({why})"),
+        );
+    }
     let message = match kind {
         io::ErrorKind::NotFound => format!("no such bucket or key ({text})"),
         io::ErrorKind::PermissionDenied if url.starts_with("s3://") => {
@@ -395,6 +425,40 @@ mod tests {
     fn a_long_message_is_cut_on_a_character() {
         let line = cut("é".repeat(200), 301);
         assert!(line.len() <= 301 + '…'.len_utf8() && line.ends_with('…'));
+    }
+
+    #[test]
+    fn an_s3_key_is_taken_as_written() {
+        for (url, key) in [
+            ("s3://b/p/q#r.txt", "p/q#r.txt"),
+            ("s3://b/my%20file?.txt", "my%20file?.txt"),
+            ("s3://b/東京/a b.txt", "東京/a b.txt"),
+            ("S3://b/prefix/", "prefix"),
+            ("s3://b/", ""),
+        ] {
+            let (_, path) = open(url).unwrap();
+            assert_eq!(path.as_ref(), key, "{url}");
+        }
+        for url in ["s3://b", "s3:///k", "s3://b/a//c"] {
+            let e = open(url).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{url}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_body_cut_short_says_so() {
+        for text in [
+            "HTTP error: request or response body error: error reading a body from connection: \
+             end of file before message length reached",
+            "Requested 0..5067, got 0..10",
+        ] {
+            let e = failed("http://h/k", generic(text));
+            assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+            assert!(
+                e.to_string().starts_with("the object was cut short ("),
+                "{e}"
+            );
+        }
     }
 
     #[test]

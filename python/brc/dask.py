@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import urllib.parse
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Union
@@ -294,9 +293,8 @@ def _object_url(fs: Any, path: str) -> Optional[str]:
     names it), if brc reads that store itself: S3 (s3fs names an object
     ``bucket/key``) or HTTP(S) (named by its URL)."""
     if _is_s3(fs):
-        # brc reads the URL's path percent-decoded, and a `#` or `?` would
-        # end it: the key escaped, so that brc reads the key s3fs listed.
-        return "s3://" + urllib.parse.quote(path, safe="/")
+        # brc takes an S3 key as written, as s3fs lists it.
+        return "s3://" + path
     if path.startswith(("http://", "https://")) and {"http", "https"} & _protocols(fs):
         return path
     return None
