@@ -8,6 +8,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 cargo test
+# The command line `cargo test` built, wherever cargo puts its builds.
+brc="${CARGO_TARGET_DIR:-$PWD/target}/debug/brc"
 
 venv="${BRC_VENV:-.venv}"
 if [ ! -x "$venv/bin/python" ]; then
@@ -29,10 +31,10 @@ fi
 "$venv/bin/python" scripts/test_instructions.py
 # The partial format's DuckDB query, as docs/PARTIAL-FORMAT.md gives it,
 # against `brc merge` (built by `cargo test` above).
-BRC="$PWD/target/debug/brc" "$venv/bin/python" scripts/test_partial_duckdb.py
+BRC="$brc" "$venv/bin/python" scripts/test_partial_duckdb.py
 # The lab's Parquet set, small: brc against DuckDB and Polars on files made
 # by the One Trillion Row Challenge's recipe.
-BRC="$PWD/target/debug/brc" "$venv/bin/python" scripts/test_parquet_tools.py
+BRC="$brc" "$venv/bin/python" scripts/test_parquet_tools.py
 
 # The tests compare with the command line that `cargo test` just built.
-BRC_BIN="$PWD/target/debug/brc" "$venv/bin/python" -m pytest python/tests "$@"
+BRC_BIN="$brc" "$venv/bin/python" -m pytest python/tests "$@"
