@@ -208,6 +208,20 @@ impl File {
                 found: schema.columns().iter().map(|c| c.path().string()).collect(),
             })
         };
+        // Which row groups a run reads is decided by where their chunks
+        // start (`group_start`), outside the guard against the crate's
+        // panics, which a negative start or length would raise.
+        for (i, group) in metadata.row_groups().iter().enumerate() {
+            let negative = group.columns().iter().any(|c| {
+                let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+                start < 0 || c.compressed_size() < 0
+            });
+            if negative {
+                return Err(ParquetError::Malformed(format!(
+                    "row group {i}: a column chunk's start or length is negative"
+                )));
+            }
+        }
         let (key, value) = (find(&columns.key)?, find(&columns.value)?);
         let flat = |i: usize, expected| {
             let c = schema.column(i);

@@ -9,6 +9,9 @@ use parquet::data_type::{
     ByteArray, ByteArrayType, DoubleType, FixedLenByteArray, FixedLenByteArrayType, FloatType,
     Int32Type, Int64Type,
 };
+use parquet::file::metadata::{
+    ColumnChunkMetaDataBuilder, ParquetMetaDataReader, ParquetMetaDataWriter,
+};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::{SerializedColumnWriter, SerializedFileWriter};
 use parquet::schema::parser::parse_message_type;
@@ -424,5 +427,55 @@ fn damaged_files_are_errors_never_panics() {
         for cut in [0, 4, 100, good.len() / 2, good.len() - 5] {
             assert!(read(good[..cut].to_vec()).is_err());
         }
+    }
+}
+
+/// `bytes` with its footer written anew, each column chunk's metadata
+/// passed through `edit`: footers no writer makes.
+fn refooted(
+    bytes: &[u8],
+    edit: impl Fn(ColumnChunkMetaDataBuilder) -> ColumnChunkMetaDataBuilder,
+) -> Vec<u8> {
+    let end = bytes.len() - 8;
+    let footer = u32::from_le_bytes(bytes[end..end + 4].try_into().unwrap()) as usize;
+    let metadata = ParquetMetaDataReader::decode_metadata(&bytes[end - footer..end]).unwrap();
+    let mut builder = metadata.into_builder();
+    let groups = (builder.take_row_groups().into_iter())
+        .map(|g| {
+            let chunks = (g.columns().iter())
+                .map(|c| edit(c.clone().into_builder()).build().unwrap())
+                .collect();
+            g.into_builder()
+                .set_column_metadata(chunks)
+                .build()
+                .unwrap()
+        })
+        .collect();
+    let metadata = builder.set_row_groups(groups).build();
+    let mut out = bytes[..end - footer].to_vec();
+    ParquetMetaDataWriter::new(&mut out, &metadata)
+        .finish()
+        .unwrap();
+    out
+}
+
+#[test]
+fn a_negative_column_chunk_start_or_length_is_malformed() {
+    // Found by fuzzing: where a row group starts, which decides the row
+    // groups a run reads, was asked of the crate outside the guard against
+    // its panics, and a negative start panicked.
+    let rows = rows(50, 3, 4);
+    let good = written(&rows, &Layout::default());
+    assert_eq!(read(refooted(&good, |c| c)).unwrap(), model(&rows));
+    let negative: [&dyn Fn(ColumnChunkMetaDataBuilder) -> ColumnChunkMetaDataBuilder; 2] =
+        [&|c| c.set_dictionary_page_offset(Some(-4)), &|c| {
+            c.set_total_compressed_size(-1)
+        }];
+    for edit in negative {
+        let error = File::open(Bytes::from(refooted(&good, edit)), &Columns::default());
+        assert_eq!(
+            error.err().unwrap().to_string(),
+            "malformed Parquet: row group 0: a column chunk's start or length is negative"
+        );
     }
 }
