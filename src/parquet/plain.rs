@@ -29,6 +29,7 @@ pub(super) fn aggregate(
     let mut names = Vec::new();
     let mut raws = Vec::new();
     let mut row = 0u64;
+    let footer = u64::try_from(group.metadata().num_rows()).ok();
     loop {
         key_levels.clear();
         names.clear();
@@ -40,6 +41,15 @@ pub(super) fn aggregate(
             )));
         }
         if rows == 0 {
+            // Values past the names' last row, or rows other than the
+            // footer counts, are no file's rows: the dictionary path and
+            // other readers refuse them too.
+            let past = values.read(1, &mut value_levels, &mut raws)?;
+            if past != 0 || Some(row) != footer {
+                return Err(Refused::File(ParquetError::Malformed(
+                    "a column holds other rows than its row group".into(),
+                )));
+            }
             return Ok(());
         }
         let (mut name, mut value) = (names.iter(), raws.iter());

@@ -11,6 +11,7 @@ use parquet::data_type::{
 };
 use parquet::file::metadata::{
     ColumnChunkMetaDataBuilder, ParquetMetaDataReader, ParquetMetaDataWriter,
+    RowGroupMetaDataBuilder,
 };
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::{SerializedColumnWriter, SerializedFileWriter};
@@ -430,10 +431,12 @@ fn damaged_files_are_errors_never_panics() {
     }
 }
 
-/// `bytes` with its footer written anew, each column chunk's metadata
-/// passed through `edit`: footers no writer makes.
+/// `bytes` with its footer written anew, each row group's metadata passed
+/// through `group` and each column chunk's through `edit`: footers no
+/// writer makes.
 fn refooted(
     bytes: &[u8],
+    group: impl Fn(RowGroupMetaDataBuilder) -> RowGroupMetaDataBuilder,
     edit: impl Fn(ColumnChunkMetaDataBuilder) -> ColumnChunkMetaDataBuilder,
 ) -> Vec<u8> {
     let end = bytes.len() - 8;
@@ -445,8 +448,7 @@ fn refooted(
             let chunks = (g.columns().iter())
                 .map(|c| edit(c.clone().into_builder()).build().unwrap())
                 .collect();
-            g.into_builder()
-                .set_column_metadata(chunks)
+            group(g.into_builder().set_column_metadata(chunks))
                 .build()
                 .unwrap()
         })
@@ -466,16 +468,38 @@ fn a_negative_column_chunk_start_or_length_is_malformed() {
     // its panics, and a negative start panicked.
     let rows = rows(50, 3, 4);
     let good = written(&rows, &Layout::default());
-    assert_eq!(read(refooted(&good, |c| c)).unwrap(), model(&rows));
+    assert_eq!(read(refooted(&good, |g| g, |c| c)).unwrap(), model(&rows));
     let negative: [&dyn Fn(ColumnChunkMetaDataBuilder) -> ColumnChunkMetaDataBuilder; 2] =
         [&|c| c.set_dictionary_page_offset(Some(-4)), &|c| {
             c.set_total_compressed_size(-1)
         }];
     for edit in negative {
-        let error = File::open(Bytes::from(refooted(&good, edit)), &Columns::default());
+        let error = File::open(
+            Bytes::from(refooted(&good, |g| g, edit)),
+            &Columns::default(),
+        );
         assert_eq!(
             error.err().unwrap().to_string(),
             "malformed Parquet: row group 0: a column chunk's start or length is negative"
         );
+    }
+}
+
+#[test]
+fn rows_other_than_the_footer_counts_are_malformed() {
+    // Found by fuzzing: read row by row, a values' column holding rows past
+    // the names' last was read only as far as the names go, and a row
+    // group's rows were never held against its footer's count.
+    let rows = rows(50, 3, 5);
+    for layout in layouts().into_iter().filter(|l| !l.dictionary) {
+        let good = written(&rows, &layout);
+        for delta in [-1, 1] {
+            let bad = refooted(&good, |g| g.set_num_rows(50 + delta), |c| c);
+            assert_eq!(
+                read(bad).unwrap_err().to_string(),
+                "malformed Parquet: a column holds other rows than its row group",
+                "{layout:?}"
+            );
+        }
     }
 }
