@@ -29,6 +29,10 @@
 #      and a chart, benchmarks.svg (scripts/render_benchmarks.py), into
 #      bench/work/<time stamp>/ beside the run's details, and says where.
 #
+# The Parquet set, brc against DuckDB and Polars on the One Trillion Row
+# Challenge's files, is scripts/parquet.sh, run apart; the page shows its
+# newest results kept in bench/results/ (*-parquet.txt) beside these.
+#
 # Options:
 #   --publish    write the results to bench/results/ and render the published
 #                docs/benchmarks.md and docs/benchmarks.svg instead: for the

@@ -9,7 +9,11 @@
 # First checks that the three print the same bytes (DuckDB and Polars sum
 # integer tenths and round the mean as the reference does), then times brc
 # against each, alternated pairs (scripts/ab.py, PAIRS pairs, default 11),
-# and prints each ratio (theirs over brc's) and brc's peak memory.
+# and prints each ratio (theirs over brc's), brc's peak memory and the
+# tools' versions, after a header naming the command, date and machine: the
+# Parquet set of the comparison. Kept as bench/results/<date>-parquet.txt,
+# it is rendered into docs/benchmarks.md (scripts/render_benchmarks.py):
+#   scripts/parquet.sh 11 > bench/results/$(date +%F)-parquet.txt
 # Environment: BRC=path, a brc binary to use instead of building one;
 # PYTHON, a Python with duckdb, polars, numpy, pandas and pyarrow (default
 # python3).
@@ -22,6 +26,8 @@ help_if_asked "$@"
 pairs=${1:-11}
 [[ $pairs =~ ^[1-9][0-9]*$ ]] || die "expected a number of pairs, found '$pairs'"
 python=${PYTHON:-python3}
+# The load before this script's own build and data.
+load=$(cut -d ' ' -f 1 /proc/loadavg)
 
 enter_repo
 build_brc
@@ -36,6 +42,10 @@ brc_cmd="$BRC -t 2 $dir"
 duck_cmd="$python $tools duckdb '$dir/*.parquet' 2"
 polars_cmd="$python $tools polars '$dir/*.parquet' 2"
 
+cpu() { lscpu | sed -n "s/^$1: *//p" | head -n 1; }
+echo "# scripts/parquet.sh $pairs (BRC=$BRC at $(git rev-parse --short HEAD), PYTHON=$python)"
+echo "# $(date +%F), Model name: $(cpu 'Model name'), family $(cpu 'CPU family') model $(cpu Model), $(nproc) vCPUs; load average before: $load"
+echo "# 10 files of 10^7 rows by the 1TRC recipe ($tools make), 2 threads each"
 expected=$($brc_cmd)
 for tool in duck polars; do
     cmd=${tool}_cmd
@@ -49,3 +59,4 @@ for tool in duck polars; do
     "$python" scripts/ab.py --pairs "$pairs" "$brc_cmd" "${!cmd}"
 done
 /usr/bin/time -f "brc peak memory: %M KiB, %e s" $brc_cmd >/dev/null
+"$python" -c 'import duckdb, polars; print("duckdb", duckdb.__version__, "polars", polars.__version__)'

@@ -306,6 +306,31 @@ class Results(Run):
         md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg")
         self.assertNotIn("Side by side", md)
 
+    def test_parquet_set(self):
+        # The published run, as scripts/parquet.sh printed it.
+        source = "bench/results/2026-11-28-parquet.txt"
+        with open(os.path.join(render_benchmarks.ROOT, source), encoding="utf-8") as f:
+            text = f.read()
+        parquet = render_benchmarks.parquet_run(text, source)
+        self.assertEqual((parquet["date"], parquet["memory_kib"]), ("2026-11-28", 33828))
+        self.assertEqual(parquet["cpu"], "Intel(R) Xeon(R) Processor, family 6 model 207, 2 vCPUs")
+        run, _ = self.finished_run()
+        md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg", parquet=(parquet, source))
+        self.assertIn(f"render_benchmarks.py bench/results/run.json --parquet {source}`", md)
+        self.assertIn("Measured by `scripts/parquet.sh 11` (", md)
+        self.assertIn("| DuckDB | 1.3 s | 249 ms | **5.15×** | 4.73× (4.13–5.92×) |", md)
+        self.assertIn("| Polars | 2.62 s | 309 ms | **8.99×** | 9.91× (9.23–11.07×) |", md)
+        self.assertIn("brc's peak memory: 33 MiB. Versions: duckdb 2.0.1 polars 2.1.0.", md)
+        # The section comes before the method, which is the text sets'.
+        self.assertLess(md.index("## Parquet"), md.index("## How these figures are made"))
+        # Without a Parquet run, no section and no --parquet.
+        md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg")
+        self.assertNotIn("Parquet", md)
+        # A file that is not the script's output is refused, not half read.
+        for bad in (text.replace("== duck over", "== duck under"), text.replace("brc peak memory", "peak")):
+            with self.assertRaises(SystemExit):
+                render_benchmarks.parquet_run(bad, source)
+
 
 # An absolute path in a page: after a blank, a quote, `=` or `(`. The
 # method text names one, /usr/bin/time, the same on every machine.
