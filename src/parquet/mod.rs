@@ -81,6 +81,17 @@ fn caught<T>(f: impl FnOnce() -> Result<T, ParquetError>) -> Result<T, ParquetEr
     })
 }
 
+/// A column's name from a file, for a message of one line: control
+/// characters escaped.
+fn shown(name: &str) -> String {
+    name.chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_default().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
+}
+
 /// Which columns hold the names and the values.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Columns {
@@ -205,7 +216,11 @@ impl File {
                 .position(|c| c.path().string() == name);
             found.ok_or_else(|| ParquetError::MissingColumn {
                 name: name.into(),
-                found: schema.columns().iter().map(|c| c.path().string()).collect(),
+                found: schema
+                    .columns()
+                    .iter()
+                    .map(|c| shown(&c.path().string()))
+                    .collect(),
             })
         };
         // Which row groups a run reads is decided by where their chunks

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use parquet::basic::Repetition;
 use parquet::data_type::{
     ByteArray, ByteArrayType, DoubleType, FixedLenByteArray, FixedLenByteArrayType, FloatType,
     Int32Type, Int64Type,
@@ -16,6 +17,7 @@ use parquet::file::metadata::{
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::{SerializedColumnWriter, SerializedFileWriter};
 use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::Type as SchemaType;
 
 use super::write::{write, Layout};
 use super::*;
@@ -184,7 +186,16 @@ fn custom(
     key: impl FnOnce(&mut SerializedColumnWriter),
     value: impl FnOnce(&mut SerializedColumnWriter),
 ) -> Vec<u8> {
-    let schema = Arc::new(parse_message_type(schema).unwrap());
+    written_as(parse_message_type(schema).unwrap(), key, value)
+}
+
+/// [`custom`] of a schema built rather than parsed.
+fn written_as(
+    schema: SchemaType,
+    key: impl FnOnce(&mut SerializedColumnWriter),
+    value: impl FnOnce(&mut SerializedColumnWriter),
+) -> Vec<u8> {
+    let schema = Arc::new(schema);
     let props = Arc::new(WriterProperties::builder().build());
     let mut out = Vec::new();
     let mut writer = SerializedFileWriter::new(&mut out, schema, props).unwrap();
@@ -502,4 +513,33 @@ fn rows_other_than_the_footer_counts_are_malformed() {
             );
         }
     }
+}
+
+#[test]
+fn a_missing_column_is_named_on_one_line_whatever_the_files_names() {
+    // Found by fuzzing: the file's column names were listed as they are,
+    // a line break and all.
+    let column = |name: &str, physical| {
+        let column = SchemaType::primitive_type_builder(name, physical);
+        Arc::new(
+            column
+                .with_repetition(Repetition::REQUIRED)
+                .build()
+                .unwrap(),
+        )
+    };
+    let fields = vec![
+        column("station", Physical::BYTE_ARRAY),
+        column("a\nb", Physical::DOUBLE),
+    ];
+    let schema = SchemaType::group_type_builder("m").with_fields(fields);
+    let bytes = written_as(schema.build().unwrap(), three_keys, |c| {
+        c.typed::<DoubleType>()
+            .write_batch(&[1.0, 2.0, 3.0], None, None)
+            .unwrap();
+    });
+    assert_eq!(
+        read(bytes).unwrap_err().to_string(),
+        "expected a column named `measure`, found columns `station`, `a\\nb`"
+    );
 }
