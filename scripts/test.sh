@@ -7,7 +7,10 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-cargo test
+# With object storage (the `remote` feature), which the Python tests'
+# command line reads from a local S3 server; and the library without it.
+cargo test --features remote
+cargo test --lib --no-default-features input::list
 # The command line `cargo test` built, wherever cargo puts its builds.
 brc="${CARGO_TARGET_DIR:-$PWD/target}/debug/brc"
 

@@ -551,7 +551,7 @@ fn list_url(url: String, listed: &mut Vec<Listed>) {
 fn list_url(url: String, listed: &mut Vec<Listed>) {
     let e = io::Error::new(
         io::ErrorKind::Unsupported,
-        "this brc was built without object storage (its `remote` feature)",
+        "this brc was built without object storage: build it with `--features remote`",
     );
     listed.push(Listed::failed(Source::Url(url), e));
 }

@@ -44,15 +44,16 @@ row group and the row (both counted from 0), never rounded. A file's row
 groups are shared out among the threads; `--shard` reads the row groups
 whose first byte lies in its range.
 
-Objects: a FILE may be a URL: `s3://bucket/key`, `s3://bucket/prefix/`
-(every object under the prefix, by key, hidden ones skipped) or
-`http(s)://host/path` (one object). Text objects (gzip and zstd too) are
-streamed; Parquet objects are read by byte ranges: the footer, then each
-row group's two column chunks, so a run holds a few row groups at a time.
-S3 takes the usual variables: AWS_ENDPOINT_URL, AWS_REGION,
-AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SKIP_SIGNATURE=true for
-anonymous access. A missing bucket or key, refused credentials or a
-server that cannot be reached is an error naming the request.
+Objects (a build with `--features remote`): a FILE may be a URL:
+`s3://bucket/key`, `s3://bucket/prefix/` (every object under the prefix,
+by key, hidden ones skipped) or `http(s)://host/path` (one object). Text
+objects (gzip and zstd too) are streamed; Parquet objects are read by byte
+ranges: the footer, then each row group's two column chunks, so a run
+holds a few row groups at a time. S3 takes the usual variables:
+AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+AWS_SKIP_SIGNATURE=true for anonymous access. A missing bucket or key,
+refused credentials or a server that cannot be reached is an error naming
+the request.
 
 Shards: `--shard K/N` reads the lines whose first byte lies in the K-th
 of N equal byte ranges of all the FILEs (sizes as stored), so N runs read
