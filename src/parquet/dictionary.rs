@@ -232,6 +232,14 @@ fn by_names(
             in_chunk = 0;
         }
     }
+    // Pages past the row group's rows make the chunk malformed, as the
+    // crate's readers (and so the other path) find it.
+    let mut beyond = [0u32; 1];
+    if keys.read(&mut beyond)? != Some(0) || values.read(&mut beyond)? != Some(0) {
+        return Err(Refused::File(malformed(
+            "a column holds more rows than its row group",
+        )));
+    }
     let used = |&(_, count): &(i64, u64)| count > 0;
     let past = accs
         .iter()
@@ -418,7 +426,13 @@ impl Indices {
                 if end > buf.len() {
                     return Err(Refused::File(malformed("a page's levels are cut short")));
                 }
-                let levels = (num_nulls > 0).then(|| buf.slice(start..end));
+                // A page with nulls, or a `num_nulls` the levels belie, is
+                // the crate's to read; levels are checked even when
+                // `num_nulls` says none, as other readers check them.
+                if num_nulls > 0 {
+                    return Ok(None);
+                }
+                let levels = self.optional.then(|| buf.slice(start..end));
                 (buf.slice(end..), num_values as usize, encoding, levels)
             }
             Page::DictionaryPage { .. } => {

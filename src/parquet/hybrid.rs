@@ -113,6 +113,13 @@ impl Hybrid {
     /// Reads one run's header.
     fn read_header(&mut self) -> Result<(), Malformed> {
         let header = self.varint()?;
+        // A run of no values ends the stream, as the `parquet` crate and
+        // Arrow C++ read it (fastparquet pads pages with zeros): values
+        // after it are not the page's.
+        if header == 0 {
+            self.next = self.data.len();
+            return Ok(());
+        }
         let bytes = (self.width as usize).div_ceil(8);
         if header & 1 == 1 {
             // `header >> 1` groups of 8 values, `width` bytes a group; the

@@ -543,3 +543,24 @@ fn a_missing_column_is_named_on_one_line_whatever_the_files_names() {
         "expected a column named `measure`, found columns `station`, `a\\nb`"
     );
 }
+
+#[test]
+fn files_the_crate_refuses_are_refused_by_index_too() {
+    // Found by fuzzing (fuzz/fuzz_targets/parquet.rs): the dictionary path
+    // read each of these where the crate's readers refuse them: a zero
+    // run header past which indices went on, v2 pages whose levels belie
+    // their `num_nulls`, pages past the row group's rows.
+    for name in [
+        "hybrid-zero-run",
+        "v2-levels",
+        "v2-num-nulls",
+        "pages-past-rows",
+    ] {
+        let path = format!(
+            "{}/tests/data/parquet/{name}.parquet",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(read(bytes).is_err(), "{name} was read");
+    }
+}
