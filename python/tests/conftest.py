@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
+from distributed import Client, LocalCluster
 
 from objectstores import MotoServer
 
@@ -113,3 +114,12 @@ def aws_env(**variables: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.update(variables)
     return env
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A real two-process Dask cluster, shared by a module's tests."""
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, Client(cluster, set_as_default=False) as client:
+        yield client

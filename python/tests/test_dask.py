@@ -13,20 +13,12 @@ import threading
 
 import pytest
 import zstandard
-from distributed import Client, LocalCluster
 
 import brc
 import brc.dask
 from conftest import SAMPLES, write_random
 from rangeserver import RangeServer
 
-
-@pytest.fixture(scope="module")
-def client():
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster, Client(cluster, set_as_default=False) as client:
-        yield client
 
 
 @pytest.fixture

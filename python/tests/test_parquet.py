@@ -18,7 +18,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from distributed import Client, LocalCluster
 
 import brc
 import brc.dask
@@ -262,13 +261,6 @@ def test_ranges_of_a_parquet_file_merge_into_the_whole(tmp_path, cli):
         assert brc.merge(parts) == whole, n
     assert brc.partial_bytes(parquet.read_bytes(), threads=2) == whole
 
-
-@pytest.fixture(scope="module")
-def client():
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster, Client(cluster, set_as_default=False) as client:
-        yield client
 
 
 def test_dask_over_a_glob_of_parquet_files_equals_one_process(client, tmp_path, cli):
