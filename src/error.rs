@@ -6,6 +6,8 @@
 
 use std::{fmt, io};
 
+use crate::stats::{MAX_DIGITS, MAX_KEY_LEN};
+
 /// What is wrong with a line: what was expected, and what was found.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -108,6 +110,95 @@ pub enum Error {
     /// A Parquet file brc cannot read, or a row of it brc refuses.
     #[error(transparent)]
     Parquet(#[from] ParquetError),
+    /// A row or cell of a delimited file brc refuses.
+    #[error(transparent)]
+    Delimited(#[from] DelimitedError),
+}
+
+/// What is wrong with a row or cell of a delimited file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CellError {
+    /// A file without a header line.
+    #[error("expected a header line, found an empty file")]
+    NoHeader,
+    /// A column asked for that the header does not have.
+    #[error("expected a column {column}, found columns {}", .found.join(", "))]
+    MissingColumn {
+        /// The column asked for: a name in backquotes, or a position.
+        column: String,
+        /// The header's cells.
+        found: Vec<String>,
+    },
+    /// A header unlike the first file's.
+    #[error("expected the header of the first file, found another one")]
+    Header,
+    /// A row with another number of cells than the header.
+    #[error("expected {expected} cells as in the header, found {found}")]
+    Cells {
+        /// The header's.
+        expected: usize,
+        /// The row's.
+        found: usize,
+    },
+    /// A quote inside a cell that does not start with one.
+    #[error("expected `\"` only around a quoted cell, found one inside an unquoted cell")]
+    StrayQuote,
+    /// Something after a closing quote.
+    #[error("expected a delimiter or the line's end after a closing `\"`")]
+    AfterQuote,
+    /// A quoted cell never closed.
+    #[error("expected a `\"` closing the quoted cell, found the end of the input")]
+    Unclosed,
+    /// A value cell that is no value.
+    #[error("expected {expected}, found {}", Shown(.found))]
+    Value {
+        /// What a value is.
+        expected: String,
+        /// The cell.
+        found: Vec<u8>,
+    },
+    /// A value beyond 18 digits at the scale of the file's values.
+    #[error("expected at most {MAX_DIGITS} digits with {scale} decimals, found {}", Shown(.found))]
+    Range {
+        /// The scale.
+        scale: u32,
+        /// The cell.
+        found: Vec<u8>,
+    },
+    /// An empty key.
+    #[error("expected a key, found an empty cell")]
+    EmptyKey,
+    /// A key longer than [`MAX_KEY_LEN`].
+    #[error("expected a key of at most {MAX_KEY_LEN} bytes, found one of {len}")]
+    KeyTooLong {
+        /// Its length.
+        len: usize,
+    },
+    /// A key that is not UTF-8 or holds a line break.
+    #[error("expected a key of UTF-8 without line breaks, found {}", Shown(.found))]
+    Key {
+        /// The key.
+        found: Vec<u8>,
+    },
+    /// A key's sum beyond 128 bits.
+    #[error("the sum of the values of key {} exceeds 128 bits", Shown(.key))]
+    Sum {
+        /// The key.
+        key: Vec<u8>,
+    },
+}
+
+/// A refused row or cell of a delimited file, where it is.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}{}: {kind}", .column.map(|c| format!(", column {c}")).unwrap_or_default())]
+pub struct DelimitedError {
+    /// The 1-based line the row starts on.
+    pub line: u64,
+    /// The 1-based column of the cell, if one is at fault.
+    pub column: Option<usize>,
+    /// What is wrong.
+    pub kind: CellError,
 }
 
 /// Why a Parquet file could not be aggregated.

@@ -25,6 +25,8 @@
 //!   ranges or as a stream (the `remote` feature).
 //! - `driver`: feeding the accumulators from one queue of work: chunks of
 //!   bytes in memory and blocks of streams, input after input.
+//! - [`delimited`]: CSV, TSV and other delimited files: RFC 4180 rows found
+//!   64 bytes at a time, exact decimals, keys of one or more columns.
 //! - [`parquet`]: Parquet files, row group by row group, dictionary-encoded
 //!   columns by index; and writing such files.
 //! - `slice`: aggregating bytes the caller holds in memory, whole
@@ -56,6 +58,7 @@
 
 pub mod alloc;
 mod bits;
+pub mod delimited;
 mod driver;
 mod engine;
 mod error;
@@ -76,14 +79,15 @@ mod table;
 pub mod timings;
 mod tuning;
 
+pub use delimited::{Column, Dialect};
 pub use engine::{Engine, Options, MAX_THREADS};
-pub use error::{DataError, Error, ErrorKind, ParquetError, RowError};
+pub use error::{CellError, DataError, DelimitedError, Error, ErrorKind, ParquetError, RowError};
 pub use input::{InputError, Inputs, Shard, Source};
 pub use parquet::Columns;
 pub use partial::Partial;
 pub use slice::aggregate;
-pub use stats::{Stats, VALUE_LIMIT};
-pub use summary::Summary;
+pub use stats::{Stats, MAX_DIGITS, MAX_KEY_LEN, MAX_SCALE, VALUE_LIMIT};
+pub use summary::{DecimalsError, Summary};
 
 /// The internals that the benches, the integration tests and the flood
 /// example reach (the fuzz target needs only the public interface).

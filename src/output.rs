@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use compact_str::CompactString;
 
 use crate::partial::write::{self as partial, csv_field};
-use crate::stats::Stats;
+use crate::stats::{Stats, Units};
 use crate::summary::Summary;
 
 /// How a summary is printed.
@@ -112,8 +112,68 @@ fn tenths(out: &mut Vec<u8>, t: i64) {
     out.push(b'0' + (a % 10) as u8);
 }
 
-fn min_mean_max(out: &mut Vec<u8>, s: &Stats, sep: u8) {
-    let [min, mean, max] = [s.min, s.mean_tenths(), s.max];
+/// Writes `v` units of 10^-`scale` as a decimal ([`Units`]).
+fn units(out: &mut Vec<u8>, v: i64, scale: u32) {
+    if scale == 1 {
+        return tenths(out, v);
+    }
+    let _ = write!(out, "{}", Units(v, scale));
+}
+
+/// How a summary's values are shown: in units of 10^-`scale`, with
+/// `shown` decimals.
+#[derive(Clone, Copy, Debug)]
+struct View {
+    scale: u32,
+    shown: u32,
+    /// Whether each key's count of missing values is shown.
+    missing: bool,
+}
+
+impl View {
+    fn of(summary: &Summary) -> View {
+        View {
+            scale: summary.scale(),
+            shown: summary.decimals(),
+            missing: summary.counts_missing(),
+        }
+    }
+
+    /// The min, mean and max of `s` in shown units, if it has values.
+    /// [`Summary::with_decimals`] checked that each min and max fits.
+    fn min_mean_max(self, s: &Stats) -> Option<[i64; 3]> {
+        let at = |v| crate::stats::rescale(v, self.scale, self.shown).unwrap_or(v);
+        let mean = s.mean(self.scale, self.shown)?;
+        Some([at(s.min), mean, at(s.max)])
+    }
+
+    /// Writes shown units.
+    fn write(self, out: &mut Vec<u8>, v: i64) {
+        units(out, v, self.shown)
+    }
+}
+
+fn min_mean_max(out: &mut Vec<u8>, s: &Stats, sep: u8, view: View) {
+    let Some([min, mean, max]) = view.min_mean_max(s) else {
+        // A key whose every value was missing.
+        let blank: &[u8] = if sep == b'/' { b"-" } else { b"" };
+        for (i, part) in [blank, blank, blank].into_iter().enumerate() {
+            if i > 0 {
+                out.push(sep);
+            }
+            out.extend_from_slice(part);
+        }
+        return;
+    };
+    if view.shown != 1 {
+        for (i, v) in [min, mean, max].into_iter().enumerate() {
+            if i > 0 {
+                out.push(sep);
+            }
+            view.write(out, v);
+        }
+        return;
+    }
     if [min, mean, max].iter().all(|t| t.unsigned_abs() < 1000) {
         // At most `-99.9` three times and two separators, copied out once.
         let mut buf = [0u8; 17];
@@ -150,7 +210,7 @@ fn json_string(out: &mut Vec<u8>, s: &str) {
 /// Renders a summary in the given format, final newline included.
 pub fn render(summary: &Summary, format: Format) -> Vec<u8> {
     let stations = summary.stations();
-    render_part(format, stations, 0, stations.len())
+    render_part(format, View::of(summary), stations, 0, stations.len())
 }
 
 /// Summaries with fewer stations than this render on one thread: a
@@ -180,15 +240,16 @@ fn render_range(
     range: std::ops::Range<usize>,
 ) -> Vec<Vec<u8>> {
     let total = summary.len();
+    let view = View::of(summary);
     let stations = &summary.stations()[range.clone()];
     if threads <= 1 || stations.len() < PARALLEL_STATIONS {
-        return vec![render_part(format, stations, range.start, total)];
+        return vec![render_part(format, view, stations, range.start, total)];
     }
     let per = stations.len().div_ceil(threads);
     std::thread::scope(|s| {
         let parts: Vec<_> = (stations.chunks(per).enumerate())
             .map(|(k, part)| {
-                s.spawn(move || render_part(format, part, range.start + k * per, total))
+                s.spawn(move || render_part(format, view, part, range.start + k * per, total))
             })
             .collect();
         (parts.into_iter())
@@ -234,15 +295,16 @@ fn write_rounds(
 /// the head before the first station and the tail after the last.
 fn render_part(
     format: Format,
+    view: View,
     stations: &[(CompactString, Stats)],
     first: usize,
     total: usize,
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(64 + stations.len() * 48);
     if first == 0 {
-        head(&mut out, format, total);
+        head(&mut out, format, view, total);
     }
-    render_stations(&mut out, format, stations, first, total);
+    render_stations(&mut out, format, view, stations, first, total);
     if first + stations.len() == total {
         out.extend_from_slice(tail(format, total));
     }
@@ -250,13 +312,16 @@ fn render_part(
 }
 
 /// Writes what comes before the first of `total` stations.
-fn head(out: &mut Vec<u8>, format: Format, total: usize) {
+fn head(out: &mut Vec<u8>, format: Format, view: View, total: usize) {
     match format {
         Format::Official => out.extend_from_slice(b"{"),
         Format::Lines => out.extend_from_slice(b"{\n"),
         Format::Json => out.extend_from_slice(b"["),
+        Format::Csv if view.missing => {
+            out.extend_from_slice(b"station,min,mean,max,count,missing\n")
+        }
         Format::Csv => out.extend_from_slice(b"station,min,mean,max,count\n"),
-        Format::Partial => partial::head(out, total),
+        Format::Partial => partial::head(out, view.scale, view.missing, total),
     }
 }
 
@@ -275,6 +340,7 @@ fn tail(format: Format, total: usize) -> &'static [u8] {
 fn render_stations(
     out: &mut Vec<u8>,
     format: Format,
+    view: View,
     stations: &[(CompactString, Stats)],
     first: usize,
     total: usize,
@@ -287,32 +353,44 @@ fn render_stations(
                 }
                 out.extend_from_slice(name.as_bytes());
                 out.push(b'=');
-                min_mean_max(out, s, b'/');
+                min_mean_max(out, s, b'/', view);
             }
             Format::Lines => {
                 out.extend_from_slice(b"    ");
                 out.extend_from_slice(name.as_bytes());
                 out.push(b'=');
-                min_mean_max(out, s, b'/');
+                min_mean_max(out, s, b'/', view);
                 out.extend_from_slice(if i + 1 < total { b",\n" } else { b"\n" });
             }
             Format::Json => {
                 out.extend_from_slice(if i > 0 { b",\n" } else { b"\n" });
                 out.extend_from_slice(b"  {\"station\":");
                 json_string(out, name);
-                for (key, t) in [("min", s.min), ("mean", s.mean_tenths()), ("max", s.max)] {
+                let values = view.min_mean_max(s);
+                for (k, key) in ["min", "mean", "max"].into_iter().enumerate() {
                     out.extend_from_slice(format!(",\"{key}\":").as_bytes());
-                    tenths(out, t);
+                    match values {
+                        Some(values) => view.write(out, values[k]),
+                        None => out.extend_from_slice(b"null"),
+                    }
                 }
-                out.extend_from_slice(format!(",\"count\":{}}}", s.count).as_bytes());
+                out.extend_from_slice(format!(",\"count\":{}", s.count).as_bytes());
+                if view.missing {
+                    out.extend_from_slice(format!(",\"missing\":{}", s.missing).as_bytes());
+                }
+                out.push(b'}');
             }
             Format::Csv => {
                 csv_field(out, name);
                 out.push(b',');
-                min_mean_max(out, s, b',');
-                out.extend_from_slice(format!(",{}\n", s.count).as_bytes());
+                min_mean_max(out, s, b',', view);
+                out.extend_from_slice(format!(",{}", s.count).as_bytes());
+                if view.missing {
+                    out.extend_from_slice(format!(",{}", s.missing).as_bytes());
+                }
+                out.push(b'\n');
             }
-            Format::Partial => partial::row(out, name, s),
+            Format::Partial => partial::row(out, name, s, view.scale, view.missing),
         }
     }
 }
@@ -364,7 +442,12 @@ mod tests {
             let mut s = Stats::new(min);
             s.add(max);
             let mut out = Vec::new();
-            min_mean_max(&mut out, &s, b'/');
+            let view = View {
+                scale: 1,
+                shown: 1,
+                missing: false,
+            };
+            min_mean_max(&mut out, &s, b'/', view);
             let want = format!(
                 "{}/{}/{}",
                 digits(min.into()),

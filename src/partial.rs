@@ -155,6 +155,27 @@ pub enum OverflowError {
         /// Its total count.
         total: u128,
     },
+    /// A station whose min or max does not fit 64 bits at the scale of
+    /// another partial's values.
+    #[error("station {}: its values do not fit 64 bits with {scale} decimals", Shown(.station.as_bytes()))]
+    Scale {
+        /// The station.
+        station: String,
+        /// The scale.
+        scale: u32,
+    },
+    /// A total sum beyond 128 bits.
+    #[error("station {}: expected a total sum within 128 bits", Shown(.station.as_bytes()))]
+    WideSum {
+        /// The station.
+        station: String,
+    },
+    /// A total count of missing values beyond `u64`.
+    #[error("station {}: expected a total count of missing values of at most {}", Shown(.station.as_bytes()), u64::MAX)]
+    Missing {
+        /// The station.
+        station: String,
+    },
     /// The total sum is beyond `i64`.
     #[error(
         "station {}: expected a total sum in {}..={} tenths, found {total}",
@@ -178,26 +199,37 @@ pub enum OverflowError {
 struct Total {
     min: i64,
     max: i64,
+    /// The sum, unless `over`.
     sum: i128,
+    /// Whether the sum went past 128 bits.
+    over: bool,
     count: u128,
+    missing: u128,
 }
 
 impl Total {
     fn add(&mut self, other: Total) {
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
-        self.sum += other.sum;
+        match self.sum.checked_add(other.sum) {
+            Some(sum) => self.sum = sum,
+            None => self.over = true,
+        }
+        self.over |= other.over;
         self.count += other.count;
+        self.missing += other.missing;
     }
 
-    /// The total as [`Stats`], if it fits in 64 bits.
+    /// The total as [`Stats`], if it fits them.
     fn narrow(&self) -> Option<Stats> {
-        Some(Stats {
-            min: self.min,
-            max: self.max,
-            sum: i64::try_from(self.sum).ok()?,
-            count: u64::try_from(self.count).ok()?,
-        })
+        let count = u64::try_from(self.count).ok()?;
+        let missing = u64::try_from(self.missing).ok()?;
+        if self.over {
+            return None;
+        }
+        let mut stats = Stats::of(self.min, self.max, self.sum, count);
+        stats.missing = missing;
+        Some(stats)
     }
 }
 
@@ -206,10 +238,22 @@ impl From<Stats> for Total {
         Total {
             min: s.min,
             max: s.max,
-            sum: i128::from(s.sum),
+            sum: s.sum,
+            over: false,
             count: u128::from(s.count),
+            missing: u128::from(s.missing),
         }
     }
+}
+
+/// `stats` at values `factor` times finer, if its min and max still fit.
+fn finer(mut stats: Stats, factor: i64) -> Option<Stats> {
+    if stats.count > 0 {
+        stats.min = stats.min.checked_mul(factor)?;
+        stats.max = stats.max.checked_mul(factor)?;
+        stats.sum = stats.sum.checked_mul(factor.into())?;
+    }
+    Some(stats)
 }
 
 /// A sorted run of distinct stations with their totals. A total that fits
@@ -222,11 +266,52 @@ struct Run {
     stations: Vec<(CompactString, Stats)>,
     /// Ascending indices into `stations`, with their totals.
     wide: Vec<(usize, Total)>,
+    /// The scale of the values and whether missing values are counted, as
+    /// in a [`Summary`].
+    kind: (u32, bool),
 }
 
 impl Run {
     fn len(&self) -> usize {
         self.stations.len()
+    }
+
+    /// The run of a partial's rows, of `kind`.
+    fn of(stations: Vec<(CompactString, Stats)>, kind: (u32, bool)) -> Run {
+        Run {
+            stations,
+            wide: Vec::new(),
+            kind,
+        }
+    }
+
+    /// The run with its values at `scale`, at least its own; `Err` with a
+    /// station whose min or max then exceeds 64 bits.
+    fn at_scale(mut self, scale: u32) -> Result<Run, OverflowError> {
+        let factor = 10i64.pow(scale - self.kind.0);
+        if factor == 1 {
+            return Ok(self);
+        }
+        let refused = |name: &CompactString| OverflowError::Scale {
+            station: name.to_string(),
+            scale,
+        };
+        let mut wide = self.wide.iter_mut().peekable();
+        for (i, (name, stats)) in self.stations.iter_mut().enumerate() {
+            if let Some((_, total)) = wide.next_if(|(at, _)| *at == i) {
+                let scaled = finer(Stats::of(total.min, total.max, 0, 1), factor);
+                let scaled = scaled.ok_or_else(|| refused(name))?;
+                (total.min, total.max) = (scaled.min, scaled.max);
+                match total.sum.checked_mul(factor.into()) {
+                    Some(sum) => total.sum = sum,
+                    None => total.over = true,
+                }
+                continue;
+            }
+            *stats = finer(*stats, factor).ok_or_else(|| refused(name))?;
+        }
+        self.kind.0 = scale;
+        Ok(self)
     }
 
     /// The run's stations with their totals, in order.
@@ -241,12 +326,10 @@ impl Run {
     }
 }
 
-impl From<Vec<(CompactString, Stats)>> for Run {
-    fn from(stations: Vec<(CompactString, Stats)>) -> Run {
-        Run {
-            stations,
-            wide: Vec::new(),
-        }
+impl From<Summary> for Run {
+    fn from(summary: Summary) -> Run {
+        let kind = (summary.scale(), summary.counts_missing());
+        Run::of(summary.into_stations(), kind)
     }
 }
 
@@ -259,9 +342,9 @@ struct RunBuilder {
 }
 
 impl RunBuilder {
-    fn with_capacity(n: usize) -> RunBuilder {
+    fn with_capacity(n: usize, kind: (u32, bool)) -> RunBuilder {
         RunBuilder {
-            run: Vec::with_capacity(n).into(),
+            run: Run::of(Vec::with_capacity(n), kind),
             last: None,
         }
     }
@@ -281,12 +364,7 @@ impl RunBuilder {
         let stats = total.narrow().unwrap_or_else(|| {
             self.run.wide.push((self.run.stations.len(), total));
             let (min, max) = (total.min, total.max);
-            Stats {
-                min,
-                max,
-                sum: 0,
-                count: 0,
-            }
+            Stats::of(min, max, 0, 0)
         });
         self.run.stations.push((name, stats));
     }
@@ -315,6 +393,11 @@ const MERGE_FAN: usize = 64;
 #[derive(Debug, Default)]
 pub struct Merger {
     runs: Vec<Run>,
+    /// The finest scale of the runs, to which every run is brought, and
+    /// whether any counts missing values (none before the first run).
+    kind: Option<(u32, bool)>,
+    /// A run that could not be brought to that scale.
+    failed: Option<OverflowError>,
 }
 
 impl Merger {
@@ -325,14 +408,14 @@ impl Merger {
 
     /// Merges in a partial.
     pub fn add(&mut self, partial: Partial) {
-        self.push(partial.summary.into_stations().into());
+        self.push(partial.summary.into());
     }
 
     /// Reads the format from `reader` to its end and merges in every
     /// partial it holds. On error, the partials before the malformed one
     /// stay merged in.
     pub fn read(&mut self, reader: impl Read) -> Result<(), PartialError> {
-        read::read(reader, |stations| self.push(stations.into()))
+        read::read(reader, |stations, kind| self.push(Run::of(stations, kind)))
     }
 
     /// Reads the format from each of `inputs` (each opened as it is
@@ -355,7 +438,12 @@ impl Merger {
             let readers: Vec<_> = group.map(|(k, r)| (k, r.map(read::Reader::new))).collect();
             merged.merge_group(readers)?;
         }
-        self.runs.append(&mut merged.runs);
+        if let Some(failed) = merged.failed {
+            self.failed.get_or_insert(failed);
+        }
+        for run in merged.runs {
+            self.push(run);
+        }
         Ok(())
     }
 
@@ -390,9 +478,9 @@ impl Merger {
                 break;
             }
             let ok = failed.is_none();
-            if let Err(e) = reader.read_on(|rows| {
+            if let Err(e) = reader.read_on(|rows, kind| {
                 if ok {
-                    self.push(rows.into());
+                    self.push(Run::of(rows, kind));
                 }
             }) {
                 failed = Some((*k, e));
@@ -404,27 +492,47 @@ impl Merger {
     /// The merged partial, or the first station (by name) whose total
     /// count or sum does not fit in 64 bits.
     pub fn finish(mut self) -> Result<Partial, OverflowError> {
-        let mut merged = self.runs.pop().unwrap_or_default();
+        if let Some(failed) = self.failed {
+            return Err(failed);
+        }
+        let kind = self.kind.unwrap_or((1, false));
+        let mut merged = self.runs.pop().unwrap_or(Run::of(Vec::new(), kind));
         while let Some(run) = self.runs.pop() {
             merged = merge_two(run, merged);
         }
         if let Some(&(at, t)) = merged.wide.first() {
             let station = merged.stations.swap_remove(at).0.into_string();
-            return Err(match u64::try_from(t.count) {
-                Err(_) => OverflowError::Count {
+            return Err(match (u64::try_from(t.count), t.over) {
+                (Err(_), _) => OverflowError::Count {
                     station,
                     total: t.count,
                 },
-                Ok(_) => OverflowError::Sum {
-                    station,
-                    total: t.sum,
-                },
+                (Ok(_), true) => OverflowError::WideSum { station },
+                (Ok(_), false) => OverflowError::Missing { station },
             });
         }
-        Ok(Partial::from(Summary::from_sorted(merged.stations)))
+        let (scale, missing) = kind;
+        if !write::is_v2(scale, missing) {
+            // The tenths of `v1` sum to 64 bits.
+            let beyond = (merged.stations.iter()).find(|(_, s)| i64::try_from(s.sum).is_err());
+            if let Some((name, s)) = beyond {
+                return Err(OverflowError::Sum {
+                    station: name.to_string(),
+                    total: s.sum,
+                });
+            }
+        }
+        let summary = Summary::from_sorted(merged.stations);
+        Ok(Partial::from(
+            summary.at_scale(scale).counting_missing(missing),
+        ))
     }
 
     fn push(&mut self, run: Run) {
+        let run = match self.bring(run) {
+            Some(run) => run,
+            None => return,
+        };
         self.runs.push(run);
         while let [.., older, newer] = &self.runs[..] {
             if older.len() > 2 * newer.len() {
@@ -437,6 +545,39 @@ impl Merger {
     }
 }
 
+impl Merger {
+    /// `run` at the merger's scale, or the merger's runs at the run's if it
+    /// is finer; `None` once a run could not be brought to it.
+    fn bring(&mut self, run: Run) -> Option<Run> {
+        if self.failed.is_some() {
+            return None;
+        }
+        let (scale, missing) = self.kind.unwrap_or(run.kind);
+        let kind = (scale.max(run.kind.0), missing || run.kind.1);
+        let scale = kind.0;
+        self.kind = Some(kind);
+        let runs = std::mem::take(&mut self.runs);
+        let brought = (runs.into_iter())
+            .map(|r| r.at_scale(scale))
+            .collect::<Result<Vec<Run>, _>>()
+            .and_then(|runs| Ok((runs, run.at_scale(scale)?)));
+        match brought {
+            Ok((runs, mut run)) => {
+                self.runs = runs;
+                for r in &mut self.runs {
+                    r.kind = kind;
+                }
+                run.kind = kind;
+                Some(run)
+            }
+            Err(e) => {
+                self.failed = Some(e);
+                None
+            }
+        }
+    }
+}
+
 /// Merges the first partial of each of `readers` as they are read, a row
 /// of each held at a time; on error, the reader's number and its error.
 fn kway<R: Read>(readers: &mut [(usize, read::Reader<R>)]) -> Result<Run, (usize, PartialError)> {
@@ -445,12 +586,27 @@ fn kway<R: Read>(readers: &mut [(usize, read::Reader<R>)]) -> Result<Run, (usize
     // and its stats.
     let mut heads = BinaryHeap::with_capacity(readers.len());
     let mut stats = vec![Stats::new(0); readers.len()];
-    for (i, (k, reader)) in readers.iter_mut().enumerate() {
+    for (k, reader) in readers.iter_mut() {
         // An input holding no partial fails here, with the reader's message.
         reader.next_partial().map_err(failed(*k))?;
+    }
+    // Every row is brought to the finest scale among the partials.
+    let kinds: Vec<(u32, bool)> = readers.iter().map(|(_, r)| r.kind()).collect();
+    let scale = kinds.iter().map(|k| k.0).max().unwrap_or(1);
+    let kind = (scale, kinds.iter().any(|k| k.1));
+    let finer_row = |i: usize, k: usize, name: &CompactString, s: Stats| {
+        finer(s, 10i64.pow(scale - kinds[i].0)).ok_or_else(|| {
+            let station = name.to_string();
+            (
+                k,
+                PartialError::Overflow(OverflowError::Scale { station, scale }),
+            )
+        })
+    };
+    for (i, (k, reader)) in readers.iter_mut().enumerate() {
         if let Some((name, s)) = reader.next_row().map_err(failed(*k))? {
+            stats[i] = finer_row(i, *k, &name, s)?;
             heads.push(Reverse((name, i)));
-            stats[i] = s;
         }
     }
     // The merged run holds at most as many stations as the partials
@@ -459,7 +615,7 @@ fn kway<R: Read>(readers: &mut [(usize, read::Reader<R>)]) -> Result<Run, (usize
     // no memory, so the room is only address space; where there is not
     // that much (a damaged partial may announce any count), room for the
     // longest partial, which the run holds at least.
-    let mut run = RunBuilder::default();
+    let mut run = RunBuilder::with_capacity(0, kind);
     let counts = readers.iter().map(|(_, r)| r.stations());
     let mut room = |n: u64| -> bool {
         let n = usize::try_from(n).unwrap_or(usize::MAX);
@@ -470,8 +626,8 @@ fn kway<R: Read>(readers: &mut [(usize, read::Reader<R>)]) -> Result<Run, (usize
         run.push(name, Total::from(stats[i]));
         let (k, reader) = &mut readers[i];
         if let Some((name, s)) = reader.next_row().map_err(failed(*k))? {
+            stats[i] = finer_row(i, *k, &name, s)?;
             heads.push(Reverse((name, i)));
-            stats[i] = s;
         }
     }
     Ok(run.finish())
@@ -480,7 +636,8 @@ fn kway<R: Read>(readers: &mut [(usize, read::Reader<R>)]) -> Result<Run, (usize
 /// Merges two sorted runs of distinct names into one, adding up the
 /// stations both hold.
 fn merge_two(a: Run, b: Run) -> Run {
-    let mut out = RunBuilder::with_capacity(a.len().max(b.len()));
+    debug_assert_eq!(a.kind, b.kind);
+    let mut out = RunBuilder::with_capacity(a.len().max(b.len()), a.kind);
     let (mut a, mut b) = (a.into_totals().peekable(), b.into_totals().peekable());
     loop {
         let next = match (a.peek(), b.peek()) {
@@ -500,12 +657,7 @@ mod tests {
     use super::*;
 
     fn stats(min: i64, max: i64, sum: i64, count: u64) -> Stats {
-        Stats {
-            min,
-            max,
-            sum,
-            count,
-        }
+        Stats::of(min, max, sum.into(), count)
     }
 
     fn partial(stations: &[(&str, Stats)]) -> Partial {

@@ -1,60 +1,105 @@
-//! The exact per-station accumulator and the official rounding rule.
+//! The exact per-key accumulator and the rounding rules.
 //!
-//! Values are integer tenths, sums are `i64` and counts `u64`, so
-//! accumulation is exact for any file whose row count fits in a `u64`.
-//! Floating point appears only when the mean is printed, and there it
-//! follows the official reference implementation step by step, because
-//! some exact ties are decided by its `f64` rounding and the official
-//! expected outputs follow that.
+//! A value is an integer number of *units*, a unit being 10^-scale: the
+//! challenge's text and Parquet values are tenths (scale 1), a delimited
+//! file's values are at the scale of its most precise value (0 to
+//! [`MAX_SCALE`]). Minimum and maximum are `i64`, sums `i128` and counts
+//! `u64`, so accumulation is exact; floating point appears only in the
+//! mean of tenths, where it follows the official reference implementation
+//! step by step, because some exact ties are decided by its `f64` rounding
+//! and the official expected outputs follow that.
 
-/// The largest magnitude of a value, in tenths (99,999,999.9), whatever
-/// the input: text values lie in `-999..=999`, Parquet values reach this.
-/// A sum of 2^33 such values still fits in 64 bits.
+/// The largest magnitude of a challenge or Parquet value, in tenths
+/// (99,999,999.9): text values lie in `-999..=999`, Parquet values reach
+/// this.
 pub const VALUE_LIMIT: i64 = 999_999_999;
 
-/// Minimum, maximum, sum and count of one station's values, in tenths.
+/// The most digits after the decimal point a value may have.
+pub const MAX_SCALE: u32 = 9;
+
+/// The most significant digits a delimited file's value may have, and the
+/// most digits a value may have at its file's scale: `DECIMAL(18, s)`.
+pub const MAX_DIGITS: u32 = 18;
+
+/// The longest key of a delimited file, in bytes (composite keys joined).
+pub const MAX_KEY_LEN: usize = 1024;
+
+/// Minimum, maximum, sum and count of one key's values, in units, and how
+/// many of its rows had no value.
+///
+/// A key whose rows all lacked a value has a count of 0, `min` at
+/// `i64::MAX` and `max` at `i64::MIN`, which [`merge`](Stats::merge) folds
+/// away.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stats {
-    /// Smallest value seen, in tenths.
+    /// Smallest value seen, in units.
     pub min: i64,
-    /// Largest value seen, in tenths.
+    /// Largest value seen, in units.
     pub max: i64,
-    /// Exact sum of all values, in tenths.
-    pub sum: i64,
+    /// Exact sum of all values, in units.
+    pub sum: i128,
     /// Number of values.
     pub count: u64,
+    /// Number of rows whose value was missing (a delimited file's empty or
+    /// `NA` cells); always 0 for the challenge's text and Parquet.
+    pub missing: u64,
 }
 
 impl Stats {
-    /// Stats of a single value (in tenths).
+    /// Stats of a single value (in units).
     #[inline]
     pub fn new(value: impl Into<i64>) -> Stats {
         let value = value.into();
         Stats {
             min: value,
             max: value,
-            sum: value,
+            sum: value as i128,
             count: 1,
+            missing: 0,
         }
     }
 
-    /// Adds one value (in tenths).
+    /// The stats of `count` values adding up to `sum`, from `min` to `max`.
+    #[inline]
+    pub fn of(min: i64, max: i64, sum: i128, count: u64) -> Stats {
+        Stats {
+            min,
+            max,
+            sum,
+            count,
+            missing: 0,
+        }
+    }
+
+    /// Stats of one row without a value.
+    pub fn missing() -> Stats {
+        Stats {
+            min: i64::MAX,
+            max: i64::MIN,
+            sum: 0,
+            count: 0,
+            missing: 1,
+        }
+    }
+
+    /// Adds one value (in units).
     #[inline]
     pub fn add(&mut self, value: impl Into<i64>) {
         let value = value.into();
         self.min = self.min.min(value);
         self.max = self.max.max(value);
-        self.sum += value;
+        self.sum += value as i128;
         self.count += 1;
     }
 
-    /// Folds another accumulator for the same station into this one.
+    /// Folds another accumulator for the same key into this one.
     #[inline]
     pub fn merge(&mut self, other: &Stats) {
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
         self.sum += other.sum;
         self.count += other.count;
+        self.missing += other.missing;
     }
 
     /// The mean in tenths, rounded as the official reference does.
@@ -71,6 +116,61 @@ impl Stats {
         let t = if x - f >= 0.5 { f + 1.0 } else { f };
         t as i64
     }
+
+    /// The mean at `shown` decimals of values at `scale` decimals, or
+    /// `None` without values. Tenths shown as tenths follow the reference
+    /// ([`mean_tenths`](Stats::mean_tenths)); every other scale rounds the
+    /// exact quotient half toward +∞: `floor(sum / count + 1/2)`.
+    pub fn mean(&self, scale: u32, shown: u32) -> Option<i64> {
+        if self.count == 0 {
+            return None;
+        }
+        if scale == 1 && shown == 1 {
+            return Some(self.mean_tenths());
+        }
+        let count = i128::from(self.count);
+        let (num, den) = match shown.checked_sub(scale) {
+            Some(up) => (self.sum.checked_mul(10i128.pow(up))?, count),
+            None => (self.sum, count.checked_mul(10i128.pow(scale - shown))?),
+        };
+        i64::try_from(half_up(num, den)).ok()
+    }
+}
+
+/// A number of units of 10^-scale, shown as a decimal with `scale` digits
+/// after the point (no point for scale 0); zero is never `-0`.
+#[derive(Clone, Copy, Debug)]
+pub struct Units(pub i64, pub u32);
+
+impl std::fmt::Display for Units {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Units(v, scale) = *self;
+        let sign = if v < 0 { "-" } else { "" };
+        let (a, p) = (v.unsigned_abs(), 10u64.pow(scale));
+        match scale {
+            0 => write!(f, "{sign}{a}"),
+            _ => write!(f, "{sign}{}.{:0w$}", a / p, a % p, w = scale as usize),
+        }
+    }
+}
+
+/// `num / den` rounded half toward +∞, for `den > 0`: the floor of the
+/// quotient, plus one when the remainder is at least half of `den`.
+pub fn half_up(num: i128, den: i128) -> i128 {
+    let (q, r) = (num.div_euclid(den), num.rem_euclid(den));
+    q + i128::from(r >= den - r)
+}
+
+/// `units` at `scale` decimals as units at `shown` decimals: exact when
+/// `shown >= scale` (`None` past `i64`), else rounded half toward +∞.
+pub fn rescale(units: i64, scale: u32, shown: u32) -> Option<i64> {
+    match shown.checked_sub(scale) {
+        Some(up) => units.checked_mul(10i64.checked_pow(up)?),
+        None => {
+            let den = 10i128.pow(scale - shown);
+            i64::try_from(half_up(i128::from(units), den)).ok()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -78,13 +178,7 @@ mod tests {
     use super::*;
 
     fn mean(sum: i64, count: u64) -> i64 {
-        Stats {
-            min: 0,
-            max: 0,
-            sum,
-            count,
-        }
-        .mean_tenths()
+        Stats::of(0, 0, sum.into(), count).mean_tenths()
     }
 
     #[test]
@@ -111,14 +205,6 @@ mod tests {
         let mut b = Stats::new(12);
         b.add(0);
         a.merge(&b);
-        assert_eq!(
-            a,
-            Stats {
-                min: -7,
-                max: 12,
-                sum: 10,
-                count: 4
-            }
-        );
+        assert_eq!(a, Stats::of(-7, 12, 10, 4));
     }
 }

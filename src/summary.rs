@@ -43,15 +43,126 @@ pub struct Entry {
 /// assert_eq!(names, ["Lima", "Oslo"]);
 /// assert_eq!(summary.get("Oslo"), Some(&Stats::new(25)));
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Summary {
     /// `(name, stats)` pairs sorted by name, each name once: every way of
     /// building a summary keeps that so. A [`CompactString`] holds names of
     /// up to 24 bytes inline (see [`RawName`]).
     stations: Vec<(CompactString, Stats)>,
+    /// The stats' values are in units of 10^-`scale`.
+    scale: u32,
+    /// The decimals the values are shown with: `scale`, unless
+    /// [`with_decimals`](Summary::with_decimals) says otherwise.
+    shown: u32,
+    /// Whether the input could lack values (a delimited file's empty
+    /// cells), so that the output says how many each key lacked.
+    missing: bool,
+}
+
+impl Default for Summary {
+    fn default() -> Summary {
+        Summary::from_sorted(Vec::new())
+    }
+}
+
+/// Values that do not fit `i64` at the decimals asked.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{name}: {value} does not fit 18 digits with {decimals} decimals")]
+pub struct DecimalsError {
+    /// The key.
+    pub name: String,
+    /// Its min or max, at the summary's scale.
+    pub value: String,
+    /// The decimals asked.
+    pub decimals: u32,
 }
 
 impl Summary {
+    /// The scale of the stats' values: each is a number of 10^-scale
+    /// units (1 for the challenge's tenths).
+    pub fn scale(&self) -> u32 {
+        self.scale
+    }
+
+    /// Whether the input could lack values, as a delimited file's cells
+    /// may: the keys' [`Stats::missing`] counts are then shown.
+    pub fn counts_missing(&self) -> bool {
+        self.missing
+    }
+
+    /// The summary, saying whether its input could lack values.
+    pub(crate) fn counting_missing(mut self, missing: bool) -> Summary {
+        self.missing = missing;
+        self
+    }
+
+    /// The number of decimals values are shown with.
+    pub fn decimals(&self) -> u32 {
+        self.shown
+    }
+
+    /// The summary with its values shown with `decimals` decimals: padded
+    /// with zeros when more than its scale, rounded half toward +∞ when
+    /// fewer; an error if a value does not fit in 18 digits so.
+    pub fn with_decimals(mut self, decimals: u32) -> Result<Summary, DecimalsError> {
+        for (name, s) in &self.stations {
+            for v in [s.min, s.max] {
+                if s.count > 0 && crate::stats::rescale(v, self.scale, decimals).is_none() {
+                    return Err(DecimalsError {
+                        name: name.to_string(),
+                        value: crate::stats::Units(v, self.scale).to_string(),
+                        decimals,
+                    });
+                }
+            }
+        }
+        self.shown = decimals;
+        Ok(self)
+    }
+
+    /// The summary with its values in units of 10^-`scale`, which must
+    /// be at least its scale: exact; an error where a min or max does not
+    /// fit `i64` (or a sum `i128`) so.
+    pub(crate) fn rescaled(mut self, scale: u32) -> Result<Summary, DecimalsError> {
+        let up = scale - self.scale;
+        if up == 0 {
+            return Ok(self);
+        }
+        let factor = 10i64.pow(up);
+        for (name, s) in &mut self.stations {
+            if s.count == 0 {
+                continue;
+            }
+            let scaled = (s.min.checked_mul(factor))
+                .zip(s.max.checked_mul(factor))
+                .zip(s.sum.checked_mul(factor.into()));
+            let Some(((min, max), sum)) = scaled else {
+                let value = if s.min.unsigned_abs() > s.max.unsigned_abs() {
+                    s.min
+                } else {
+                    s.max
+                };
+                return Err(DecimalsError {
+                    name: name.to_string(),
+                    value: crate::stats::Units(value, self.scale).to_string(),
+                    decimals: scale,
+                });
+            };
+            (s.min, s.max, s.sum) = (min, max, sum);
+        }
+        self.scale = scale;
+        self.shown = self.shown.max(scale);
+        Ok(self)
+    }
+
+    /// The summary at `scale`: its stations as they are, in units of
+    /// 10^-`scale`.
+    pub(crate) fn at_scale(mut self, scale: u32) -> Summary {
+        self.scale = scale;
+        self.shown = scale;
+        self
+    }
+
     /// The number of stations.
     pub fn len(&self) -> usize {
         self.stations.len()
@@ -95,7 +206,12 @@ impl Summary {
     /// builds only: checking would cost a pass over millions of names).
     pub(crate) fn from_sorted(stations: Vec<(CompactString, Stats)>) -> Summary {
         debug_assert!(stations.is_sorted_by(|a, b| a.0 < b.0));
-        Summary { stations }
+        Summary {
+            stations,
+            scale: 1,
+            shown: 1,
+            missing: false,
+        }
     }
 
     /// Builds a summary from distinct raw names sorted by their bytes (as
@@ -164,7 +280,7 @@ impl<N: AsRef<str>> FromIterator<(N, Stats)> for Summary {
             }
             same
         });
-        Summary { stations }
+        Summary::from_sorted(stations)
     }
 }
 

@@ -195,7 +195,7 @@ fn model(rows: &[(String, String, i16)]) -> Vec<(String, (i64, i64, i64, u64))> 
 fn fields(summary: &Summary) -> Vec<(String, (i64, i64, i64, u64))> {
     summary
         .iter()
-        .map(|(name, s)| (name.to_string(), (s.min, s.max, s.sum, s.count)))
+        .map(|(name, s)| (name.to_string(), (s.min, s.max, s.sum as i64, s.count)))
         .collect()
 }
 

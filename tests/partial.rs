@@ -85,12 +85,7 @@ fn stats() -> impl Strategy<Value = Stats> {
             let hi = (i128::from(min) + (c - 1) * i128::from(max)).min(i64::MAX.into());
             let sum = lo + i128::from(pick) % (hi - lo + 1).max(1);
             let sum = i64::try_from(sum).ok().filter(|_| lo <= hi)?;
-            Some(Stats {
-                min,
-                max,
-                sum,
-                count,
-            })
+            Some(Stats::of(min, max, sum.into(), count))
         },
     )
 }

@@ -52,11 +52,17 @@ impl Inputs {
         let consumed = self.consumed();
         let parquet = self.parquet();
         let columns = self.columns.clone();
-        let text = engine.run(PartsJob {
-            parts: self.parts(),
-            options,
-            consumed: &consumed,
-        });
+        let text = match self.dialect.clone() {
+            Some(dialect) => {
+                let contents = (self.parts()).map(|(i, part)| (i, part.map(Part::into_content)));
+                crate::delimited::run::aggregate(contents, &dialect, options, &consumed)
+            }
+            None => engine.run(PartsJob {
+                parts: self.parts(),
+                options,
+                consumed: &consumed,
+            }),
+        };
         let failed = |input: usize, error| InputError {
             input: sources[input].clone(),
             error,
@@ -71,13 +77,27 @@ impl Inputs {
             (Err(t), Err(p)) if p.input < t.input => return Err(failed(p.input, p.error)),
             (Err(t), _) => return Err(failed(t.input, t.error)),
             (Ok(_), Err(p)) => return Err(failed(p.input, p.error)),
-            (Ok(text), Ok(entries)) if !entries.is_empty() => {
-                merge_runs(vec![self::entries(text), entries])
-            }
+            (Ok(text), Ok(entries)) if !entries.is_empty() => (text, entries),
             (Ok(text), Ok(_)) => return Ok(text),
         };
-        let summary = Summary::from_entries(entries, None);
-        Ok(summary.unwrap_or_else(|f| unreachable!("a checked name is bad: {f:?}")))
+        let (text, parquet) = entries;
+        let summary = Summary::from_entries(parquet, None);
+        let parquet = summary.unwrap_or_else(|f| unreachable!("a checked name is bad: {f:?}"));
+        // Parquet's tenths and a delimited file's values meet at the finer
+        // scale.
+        let scale = text.scale().max(parquet.scale());
+        let missing = text.counts_missing();
+        let rescaled = |s: Summary| {
+            s.rescaled(scale).map_err(|e| {
+                let error = Error::Io(std::io::Error::other(e.to_string()));
+                failed(0, error)
+            })
+        };
+        let (text, parquet) = (rescaled(text)?, rescaled(parquet)?);
+        let merged = merge_runs(vec![self::entries(text), self::entries(parquet)]);
+        let summary = Summary::from_entries(merged, None);
+        let summary = summary.unwrap_or_else(|f| unreachable!("a checked name is bad: {f:?}"));
+        Ok(summary.at_scale(scale).counting_missing(missing))
     }
 }
 

@@ -174,6 +174,8 @@ pub struct Inputs {
     window: Range<u64>,
     consumed: Arc<AtomicU64>,
     pub(super) columns: Columns,
+    /// How text inputs are read when they are delimited files.
+    pub(super) dialect: Option<crate::delimited::Dialect>,
 }
 
 /// An input as listed: its size as stored when listed, or why it could not
@@ -275,7 +277,15 @@ impl Inputs {
             window: 0..u64::MAX,
             consumed: Arc::default(),
             columns: Columns::default(),
+            dialect: None,
         }
+    }
+
+    /// Reads the text inputs as delimited files (CSV, TSV), as `dialect`
+    /// says, instead of the challenge's `name;value` lines.
+    pub fn delimited(mut self, dialect: crate::delimited::Dialect) -> Inputs {
+        self.dialect = Some(dialect);
+        self
     }
 
     /// Reads Parquet files' names and values from `columns` (by default

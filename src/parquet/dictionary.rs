@@ -251,11 +251,12 @@ fn by_names(
         )));
     }
     let stats = accs.iter().zip(&totals[..names]).map(|(a, &(sum, count))| {
-        (count > 0).then(|| Stats {
-            min: packing.tenths(a.lo),
-            max: packing.tenths(a.lo.wrapping_add(a.span as i64)),
-            sum,
-            count,
+        (count > 0).then(|| {
+            let (min, max) = (
+                packing.tenths(a.lo),
+                packing.tenths(a.lo.wrapping_add(a.span as i64)),
+            );
+            Stats::of(min, max, sum.into(), count)
         })
     });
     Ok(Some(stats.collect()))

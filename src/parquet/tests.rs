@@ -224,7 +224,7 @@ fn three_keys(c: &mut SerializedColumnWriter) {
 }
 
 /// The stats of `a` and `b` from a file of three rows.
-fn ab(bytes: Vec<u8>) -> Result<Vec<(i64, i64, i64, u64)>, ParquetError> {
+fn ab(bytes: Vec<u8>) -> Result<Vec<(i64, i64, i128, u64)>, ParquetError> {
     let read = read(bytes)?;
     Ok(read
         .values()
@@ -256,7 +256,12 @@ fn numbers_of_every_type_are_read_as_exact_tenths() {
         ab(int64).unwrap(),
         [
             (-120, 0, -120, 2),
-            (VALUE_LIMIT - 9, VALUE_LIMIT - 9, VALUE_LIMIT - 9, 1)
+            (
+                VALUE_LIMIT - 9,
+                VALUE_LIMIT - 9,
+                (VALUE_LIMIT - 9).into(),
+                1
+            )
         ]
     );
     let float = custom(&schema("required float measure;"), three_keys, |c| {

@@ -14,10 +14,11 @@ use std::ops::RangeInclusive;
 
 use compact_str::CompactString;
 
+use super::write::{COLUMNS_2, VERSION_2};
 use super::{PartialError, COLUMNS, FORMAT, VERSION};
 use crate::error::{quoted, Shown};
 use crate::parse::MAX_NAME_LEN;
-use crate::stats::{Stats, VALUE_LIMIT};
+use crate::stats::{Stats, MAX_DIGITS, MAX_KEY_LEN, MAX_SCALE, VALUE_LIMIT};
 
 /// The longest line the reader takes, without its line break. A valid line
 /// is under 300 bytes (a name of 100 `"`, doubled and quoted, and four
@@ -50,20 +51,23 @@ pub enum LineError {
         found: Vec<u8>,
     },
     /// A `brc-partial` first line of another version.
-    #[error("expected format version `{VERSION}`, found {}", Shown(.found))]
+    #[error("expected format version `{VERSION}` or `{VERSION_2}`, found {}", Shown(.found))]
     Version {
         /// The version field.
         found: Vec<u8>,
     },
-    /// A first line without a valid station count.
-    #[error("expected ` stations=<N>` after the version, found {}", Shown(.found))]
+    /// A first line without a valid station count (`v2`: key count and
+    /// scale).
+    #[error("expected ` stations=<N>` after `{VERSION}`, ` keys=<N> scale=<S>` after `{VERSION_2}`, found {}", Shown(.found))]
     StationCount {
         /// What follows the version.
         found: Vec<u8>,
     },
     /// The second line is not the CSV header.
-    #[error("expected the column names `{COLUMNS}`, found {}", Found(.found))]
+    #[error("expected the column names `{expected}`, found {}", Found(.found))]
     Columns {
+        /// The version's header.
+        expected: &'static str,
         /// The line (`None`: the input ended).
         found: Option<Vec<u8>>,
     },
@@ -84,9 +88,11 @@ pub enum LineError {
     /// A line longer than [`MAX_LINE_LEN`].
     #[error("expected a line of at most {MAX_LINE_LEN} bytes, found a longer one")]
     TooLong,
-    /// A row without exactly five fields.
-    #[error("expected 5 fields `{COLUMNS}`, found {found}")]
+    /// A row without exactly five fields (`v2`: six).
+    #[error("expected {expected} fields, found {found}")]
     Fields {
+        /// How many the version's rows have.
+        expected: usize,
         /// How many fields the row has (0 for an empty line).
         found: usize,
     },
@@ -158,7 +164,7 @@ pub enum LineError {
         /// The maximum.
         max: i64,
         /// The sum found.
-        sum: i64,
+        sum: i128,
     },
     /// An empty station name.
     #[error("expected a station name of 1 to {MAX_NAME_LEN} bytes, found an empty one")]
@@ -214,7 +220,7 @@ impl fmt::Display for Found<'_> {
 /// `each`, in order.
 pub(super) fn read(
     reader: impl Read,
-    each: impl FnMut(Vec<(CompactString, Stats)>),
+    each: impl FnMut(Vec<(CompactString, Stats)>, (u32, bool)),
 ) -> Result<(), PartialError> {
     Reader::new(reader).read_on(each)
 }
@@ -227,6 +233,8 @@ pub(super) struct Reader<R> {
     lines: Lines<BufReader<R>>,
     /// Rows the partial being read announced, if one was started.
     stations: Option<u64>,
+    /// Its version and scale.
+    kind: Kind,
     /// Its rows not read yet.
     left: u64,
     /// The name of its last row read, to check the order of the next.
@@ -242,6 +250,7 @@ impl<R: Read> Reader<R> {
                 number: 0,
             },
             stations: None,
+            kind: Kind::V1,
             left: 0,
             previous: None,
         }
@@ -253,17 +262,31 @@ impl<R: Read> Reader<R> {
     pub(super) fn next_partial(&mut self) -> Result<bool, PartialError> {
         debug_assert_eq!(self.left, 0);
         let (n, line) = self.lines.next()?;
-        let stations = match (line, self.stations) {
+        let (stations, kind) = match (line, self.stations) {
             (None, Some(_)) => return Ok(false),
             (line, after) => first_line(line, after).map_err(at(n))?,
         };
         let (n, line) = self.lines.next()?;
-        if line != Some(COLUMNS.as_bytes()) {
+        let expected = match kind {
+            Kind::V1 => COLUMNS,
+            Kind::V2 { .. } => COLUMNS_2,
+        };
+        if line != Some(expected.as_bytes()) {
             let found = line.map(quoted);
-            return Err(at(n)(LineError::Columns { found }));
+            return Err(at(n)(LineError::Columns { expected, found }));
         }
+        self.kind = kind;
         (self.stations, self.left, self.previous) = (Some(stations), stations, None);
         Ok(true)
+    }
+
+    /// The scale of the partial being read, and whether it counts missing
+    /// values.
+    pub(super) fn kind(&self) -> (u32, bool) {
+        match self.kind {
+            Kind::V1 => (1, false),
+            Kind::V2 { scale } => (scale, true),
+        }
     }
 
     /// How many rows the partial being read announced (0 before the first).
@@ -276,7 +299,7 @@ impl<R: Read> Reader<R> {
     /// `each`.
     pub(super) fn read_on(
         &mut self,
-        mut each: impl FnMut(Vec<(CompactString, Stats)>),
+        mut each: impl FnMut(Vec<(CompactString, Stats)>, (u32, bool)),
     ) -> Result<(), PartialError> {
         while self.next_row()?.is_some() {}
         while self.next_partial()? {
@@ -284,7 +307,7 @@ impl<R: Read> Reader<R> {
             while let Some(row) = self.next_row()? {
                 rows.push(row);
             }
-            each(rows);
+            each(rows, self.kind());
         }
         Ok(())
     }
@@ -300,7 +323,7 @@ impl<R: Read> Reader<R> {
             let missing = self.left;
             return Err(at(n)(LineError::MissingRows { missing, stations }));
         };
-        let (name, stats) = row(line).map_err(at(n))?;
+        let (name, stats) = row(line, self.kind).map_err(at(n))?;
         if let Some(previous) = &mut self.previous {
             let name = name.as_bytes();
             if previous[..] >= *name {
@@ -365,9 +388,17 @@ impl<R: BufRead> Lines<R> {
     }
 }
 
-/// The station count of a first line; `after` is the row count of the
-/// partial before it, if any.
-fn first_line(line: Option<&[u8]>, after: Option<u64>) -> Result<u64, LineError> {
+/// A partial's version: `v1` holds tenths; `v2` values at a scale, and
+/// missing values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    V1,
+    V2 { scale: u32 },
+}
+
+/// The station count and kind of a first line; `after` is the row count
+/// of the partial before it, if any.
+fn first_line(line: Option<&[u8]>, after: Option<u64>) -> Result<(u64, Kind), LineError> {
     let words = line.and_then(|line| line.strip_prefix(FORMAT.as_bytes())?.strip_prefix(b" "));
     let Some(words) = words else {
         return Err(match (line, after) {
@@ -381,6 +412,22 @@ fn first_line(line: Option<&[u8]>, after: Option<u64>) -> Result<u64, LineError>
         });
     };
     let (version, rest) = words.split_at(memchr::memchr(b' ', words).unwrap_or(words.len()));
+    let refused = || LineError::StationCount {
+        found: quoted(rest),
+    };
+    if version == VERSION_2.as_bytes() {
+        let rest = rest.strip_prefix(b" keys=").ok_or_else(refused)?;
+        let (count, scale) = rest.split_at(memchr::memchr(b' ', rest).unwrap_or(rest.len()));
+        let scale = scale.strip_prefix(b" scale=").ok_or_else(refused)?;
+        let count = integer(count, "keys", 0..=u64::MAX.into()).map_err(|_| refused())?;
+        let scale = integer(scale, "scale", 0..=i128::from(MAX_SCALE)).map_err(|_| refused())?;
+        return Ok((
+            count as u64,
+            Kind::V2 {
+                scale: scale as u32,
+            },
+        ));
+    }
     if version != VERSION.as_bytes() {
         return Err(LineError::Version {
             found: quoted(version),
@@ -389,31 +436,94 @@ fn first_line(line: Option<&[u8]>, after: Option<u64>) -> Result<u64, LineError>
     let count = rest.strip_prefix(b" stations=");
     let count = count.and_then(|count| integer(count, "stations", 0..=u64::MAX.into()).ok());
     count
-        .map(|count| count as u64)
-        .ok_or_else(|| LineError::StationCount {
-            found: quoted(rest),
-        })
+        .map(|count| (count as u64, Kind::V1))
+        .ok_or_else(refused)
 }
 
 /// A row's station and stats, checked.
-fn row(line: &[u8]) -> Result<(CompactString, Stats), LineError> {
+fn row(line: &[u8], kind: Kind) -> Result<(CompactString, Stats), LineError> {
     let fields = fields(line)?;
-    let [name, count, sum, min, max] = &fields[..] else {
-        let found = if line.is_empty() { 0 } else { fields.len() };
-        return Err(LineError::Fields { found });
+    let found = if line.is_empty() { 0 } else { fields.len() };
+    let (name, count, sum, min, max, missing) = match (kind, &fields[..]) {
+        (Kind::V1, [name, count, sum, min, max]) => (station(name)?, count, sum, min, max, None),
+        (Kind::V2 { .. }, [name, count, sum, min, max, missing]) => {
+            (key(name)?, count, sum, min, max, Some(missing))
+        }
+        (Kind::V1, _) => return Err(LineError::Fields { expected: 5, found }),
+        (Kind::V2 { .. }, _) => return Err(LineError::Fields { expected: 6, found }),
     };
-    let name = station(name)?;
+    let Some(missing) = missing else {
+        return stats(
+            name,
+            count,
+            sum,
+            min,
+            max,
+            i64::MIN.into()..=i64::MAX.into(),
+            VALUE_LIMIT.into(),
+        );
+    };
+    let missing = integer(missing, "missing", 0..=u64::MAX.into())? as u64;
+    if count[..] == *b"0" {
+        // A key whose every value was missing: no sum, no min, no max.
+        let _ = integer(sum, "sum", 0..=0)?;
+        for (field, found) in [("min", min), ("max", max)] {
+            if !found.is_empty() {
+                return Err(LineError::Range {
+                    field,
+                    min: 0,
+                    max: 0,
+                    found: quoted(found),
+                });
+            }
+        }
+        let mut stats = Stats::missing();
+        stats.missing = missing;
+        return Ok((name, stats));
+    }
+    let limit = 10i128.pow(MAX_DIGITS) - 1;
+    let (name, mut stats) = stats(name, count, sum, min, max, i128::MIN..=i128::MAX, limit)?;
+    stats.missing = missing;
+    Ok((name, stats))
+}
+
+/// A key of a `v2` partial: 1 to [`MAX_KEY_LEN`] bytes of UTF-8 without
+/// line breaks.
+fn key(name: &[u8]) -> Result<CompactString, LineError> {
+    if name.is_empty() {
+        return Err(LineError::EmptyName);
+    }
+    if name.len() > MAX_KEY_LEN {
+        return Err(LineError::NameTooLong { len: name.len() });
+    }
+    let key = CompactString::from_utf8(name).map_err(|_| LineError::InvalidUtf8 {
+        name: name.to_vec(),
+    })?;
+    if key.contains(['\n', '\r']) {
+        return Err(LineError::InvalidUtf8 {
+            name: name.to_vec(),
+        });
+    }
+    Ok(key)
+}
+
+/// A row's stats from its fields, checked: a count of at least 1, sums in
+/// `sums`, min and max within ±`limit`, and consistent.
+fn stats(
+    name: CompactString,
+    count: &[u8],
+    sum: &[u8],
+    min: &[u8],
+    max: &[u8],
+    sums: RangeInclusive<i128>,
+    limit: i128,
+) -> Result<(CompactString, Stats), LineError> {
     let count = integer(count, "count", 1..=u64::MAX.into())?;
-    let sum = integer(sum, "sum", i64::MIN.into()..=i64::MAX.into())?;
-    let range = -i128::from(VALUE_LIMIT)..=i128::from(VALUE_LIMIT);
+    let sum = integer(sum, "sum", sums)?;
+    let range = -limit..=limit;
     let min = integer(min, "min", range.clone())?;
     let max = integer(max, "max", range)?;
-    let stats = Stats {
-        min: min as i64,
-        max: max as i64,
-        sum: sum as i64,
-        count: count as u64,
-    };
+    let stats = Stats::of(min as i64, max as i64, sum, count as u64);
     if min > max {
         return Err(LineError::MinAboveMax {
             min: stats.min,
@@ -435,6 +545,7 @@ fn row(line: &[u8]) -> Result<(CompactString, Stats), LineError> {
             max,
             sum,
             count,
+            ..
         } = stats;
         return Err(LineError::Sum {
             lo,
@@ -585,13 +696,23 @@ mod tests {
                 }
             )
         );
+        let v3 = partial("a,1,5,5,5\n").replace("v1", "v3");
+        assert_eq!(
+            error(v3),
+            (
+                1,
+                Version {
+                    found: b"v3".to_vec()
+                }
+            )
+        );
         let v2 = partial("a,1,5,5,5\n").replace("v1", "v2");
         assert_eq!(
             error(v2),
             (
                 1,
-                Version {
-                    found: b"v2".to_vec()
+                StationCount {
+                    found: b" stations=1".to_vec()
                 }
             )
         );
@@ -625,10 +746,28 @@ mod tests {
     fn column_names_must_follow() {
         use LineError::*;
         let head = "brc-partial v1 stations=0\n";
-        assert_eq!(error(head), (2, Columns { found: None }));
+        assert_eq!(
+            error(head),
+            (
+                2,
+                Columns {
+                    expected: COLUMNS,
+                    found: None
+                }
+            )
+        );
         let renamed = format!("{head}station,count,sum,lo,hi\n");
         let found = found("station,count,sum,lo,hi");
-        assert_eq!(error(renamed), (2, Columns { found }));
+        assert_eq!(
+            error(renamed),
+            (
+                2,
+                Columns {
+                    expected: COLUMNS,
+                    found
+                }
+            )
+        );
     }
 
     #[test]
@@ -650,7 +789,16 @@ mod tests {
         // A cut partial followed by another: the other's first line is
         // where a row should be.
         let glued = format!("{cut}{whole}");
-        assert!(matches!(error(glued), (5, Fields { found: 1 })));
+        assert!(matches!(
+            error(glued),
+            (
+                5,
+                Fields {
+                    expected: 5,
+                    found: 1
+                }
+            )
+        ));
         // More rows than announced.
         let extra = whole.replace("stations=3", "stations=2");
         let found = b"c,1,-5,-5,-5".to_vec();
@@ -680,10 +828,34 @@ mod tests {
     fn fields_and_quotes() {
         use LineError::*;
         for (row, kind) in [
-            ("a,1,5,5\n", Fields { found: 4 }),
-            ("a,1,5,5,5,\n", Fields { found: 6 }),
-            ("\n", Fields { found: 0 }),
-            ("a;1.0\n", Fields { found: 1 }),
+            (
+                "a,1,5,5\n",
+                Fields {
+                    expected: 5,
+                    found: 4,
+                },
+            ),
+            (
+                "a,1,5,5,5,\n",
+                Fields {
+                    expected: 5,
+                    found: 6,
+                },
+            ),
+            (
+                "\n",
+                Fields {
+                    expected: 5,
+                    found: 0,
+                },
+            ),
+            (
+                "a;1.0\n",
+                Fields {
+                    expected: 5,
+                    found: 1,
+                },
+            ),
             ("\"a,1,5,5,5\n", Unclosed),
             ("\"a\"\"\",1,5,5,\"5\n", Unclosed),
             (
@@ -776,7 +948,7 @@ mod tests {
                     count: u64::MAX,
                     min: 999,
                     max: 999,
-                    sum: i64::MAX,
+                    sum: i64::MAX.into(),
                 },
             ),
         ] {
@@ -836,12 +1008,7 @@ mod tests {
         let apart = Partial::parse(p1.as_bytes()).unwrap();
         let apart = apart.merge(Partial::parse(p2.as_bytes()).unwrap()).unwrap();
         assert_eq!(both, apart);
-        let s = |min, max, sum, count| Stats {
-            min,
-            max,
-            sum,
-            count,
-        };
+        let s = |min, max, sum: i64, count| Stats::of(min, max, sum.into(), count);
         let expected = [
             ("a", s(0, 10, 15, 3)),
             ("b", s(7, 7, 7, 1)),
@@ -873,10 +1040,10 @@ mod tests {
 
     #[test]
     fn messages_say_what_was_expected_and_found() {
-        let e = Partial::parse(b"brc-partial v2 stations=1\n").unwrap_err();
+        let e = Partial::parse(b"brc-partial v3 stations=1\n").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "line 1: expected format version `v1`, found `v2`"
+            "line 1: expected format version `v1` or `v2`, found `v3`"
         );
         let e = Partial::parse(b"").unwrap_err();
         assert_eq!(
@@ -884,10 +1051,7 @@ mod tests {
             "line 1: expected a first line `brc-partial v1 stations=<N>`, found the end of the input"
         );
         let e = Partial::parse(partial("\n").as_bytes()).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "line 3: expected 5 fields `station,count,sum,min,max`, found 0"
-        );
+        assert_eq!(e.to_string(), "line 3: expected 5 fields, found 0");
         let (_, kind) = error(partial("a,2,100,-10,50\n"));
         assert_eq!(
             kind.to_string(),

@@ -80,12 +80,7 @@ fn widen(min: &mut i16, max: &mut i16, value: i16) {
 
 /// A slot's `sum`, `count`, `min` and `max` as [`Stats`](crate::stats::Stats).
 fn stats(sum: i64, count: u64, min: i16, max: i16) -> crate::stats::Stats {
-    crate::stats::Stats {
-        min: min.into(),
-        max: max.into(),
-        sum,
-        count,
-    }
+    crate::stats::Stats::of(min.into(), max.into(), sum.into(), count)
 }
 
 /// Whether `len` names over-fill `n` slots of type `S`: small tables stay

@@ -115,16 +115,16 @@ impl Record {
     fn stats(arena: &[u8], at: usize) -> Stats {
         let word = |k: usize| arena[at + k..at + k + 8].try_into().unwrap();
         let half = |k: usize| i16::from_le_bytes(arena[at + k..at + k + 2].try_into().unwrap());
-        Stats {
-            sum: i64::from_le_bytes(word(0)),
-            count: u64::from_le_bytes(word(8)),
-            min: half(16).into(),
-            max: half(18).into(),
-        }
+        Stats::of(
+            half(16).into(),
+            half(18).into(),
+            i64::from_le_bytes(word(0)).into(),
+            u64::from_le_bytes(word(8)),
+        )
     }
 
     fn set_stats(arena: &mut [u8], at: usize, s: &Stats) {
-        arena[at..at + 8].copy_from_slice(&s.sum.to_le_bytes());
+        arena[at..at + 8].copy_from_slice(&text_sum(s.sum).to_le_bytes());
         arena[at + 8..at + 16].copy_from_slice(&s.count.to_le_bytes());
         arena[at + 16..at + 18].copy_from_slice(&text_value(s.min).to_le_bytes());
         arena[at + 18..at + 20].copy_from_slice(&text_value(s.max).to_le_bytes());
@@ -136,6 +136,13 @@ impl Record {
 fn text_value(tenths: i64) -> i16 {
     debug_assert!((-999..=999).contains(&tenths));
     tenths as i16
+}
+
+/// A text sum in tenths as the table keeps it: the text tables add up in
+/// `i64`, so only those reach a partition.
+fn text_sum(tenths: i128) -> i64 {
+    debug_assert!(i64::try_from(tenths).is_ok());
+    tenths as i64
 }
 
 /// A thread's names on their way to the partitions: kept by the thread and
@@ -170,12 +177,12 @@ const _: () = assert!(PARTITIONS <= 1 << 16);
 
 impl Staged {
     fn stats(&self) -> Stats {
-        Stats {
-            min: self.min.into(),
-            max: self.max.into(),
-            sum: self.sum,
-            count: self.count,
-        }
+        Stats::of(
+            self.min.into(),
+            self.max.into(),
+            self.sum.into(),
+            self.count,
+        )
     }
 }
 
@@ -185,7 +192,7 @@ impl Staging {
         self.staged.push(Staged {
             at: self.names.len(),
             hash: 0,
-            sum: stats.sum,
+            sum: text_sum(stats.sum),
             count: stats.count,
             min: text_value(stats.min),
             max: text_value(stats.max),
@@ -558,12 +565,12 @@ mod tests {
         let names = ["é".repeat(50).into_bytes(), b"\0".to_vec(), b"a".to_vec()];
         for round in 0..2i64 {
             for (k, name) in names.iter().enumerate() {
-                let stats = Stats {
-                    min: -999 + round,
-                    max: 999 - k as i64,
-                    sum: -(1 << 40) - k as i64 * round,
-                    count: (1 << 33) + k as u64,
-                };
+                let stats = Stats::of(
+                    -999 + round,
+                    999 - k as i64,
+                    -(1 << 40) - k as i128 * round as i128,
+                    (1 << 33) + k as u64,
+                );
                 staging.push(name, stats);
                 (want.entry(name.clone()))
                     .and_modify(|s| s.merge(&stats))

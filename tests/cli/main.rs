@@ -3,6 +3,7 @@
 
 mod closed_stdout;
 mod conformance;
+mod delimited;
 mod errors;
 mod formats;
 mod inputs;

@@ -384,7 +384,7 @@ mod tests {
             assert_eq!(sorted.len(), 1);
             assert_eq!(
                 (sorted[0].stats.count, sorted[0].stats.sum),
-                (rows, 15 * rows as i64)
+                (rows, 15 * rows as i128)
             );
         }
     }

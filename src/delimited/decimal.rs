@@ -1,0 +1,175 @@
+//! A delimited file's value cell as an exact decimal: digits, a scale, and
+//! the grammar brc accepts.
+//!
+//! Accepted: an optional sign, digits with at most one `.` (`23.456`,
+//! `-0.5`, `+7`, `.5`, `1.`), and an optional exponent (`1.5e3`,
+//! `25E-2`), which only moves the point, so every value is an exact
+//! decimal. At most 18 significant digits and 9 digits after the point
+//! once the exponent is applied: the range of a `DECIMAL(18, s)`.
+
+use crate::stats::{MAX_DIGITS, MAX_SCALE};
+
+/// A value: `units` × 10^-`scale`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decimal {
+    /// The digits, signed.
+    pub units: i64,
+    /// Digits after the point, 0..=[`MAX_SCALE`].
+    pub scale: u32,
+}
+
+/// Why a cell is not a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Not a decimal number at all.
+    Syntax,
+    /// More than [`MAX_DIGITS`] significant digits.
+    Digits,
+    /// More than [`MAX_SCALE`] digits after the point.
+    Scale,
+}
+
+impl Refusal {
+    /// What was expected, for an error message.
+    pub fn expected(self) -> String {
+        match self {
+            Refusal::Syntax => "a decimal number like `-12.345`".into(),
+            Refusal::Digits => format!("a number of at most {MAX_DIGITS} significant digits"),
+            Refusal::Scale => format!("a number of at most {MAX_SCALE} digits after the point"),
+        }
+    }
+}
+
+/// Parses `cell` (quotes removed) as a decimal, ignoring spaces and tabs
+/// around it.
+pub fn parse(cell: &[u8]) -> Result<Decimal, Refusal> {
+    let cell = cell.trim_ascii();
+    let (negative, rest) = match cell.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, cell),
+    };
+    let mut digits: u64 = 0;
+    let mut significant = 0u32;
+    let mut seen = false;
+    let mut fraction: Option<u32> = None;
+    let mut i = 0;
+    while i < rest.len() {
+        match rest[i] {
+            d @ b'0'..=b'9' => {
+                seen = true;
+                if let Some(f) = &mut fraction {
+                    *f += 1;
+                }
+                if significant > 0 || d != b'0' {
+                    significant += 1;
+                    if significant > MAX_DIGITS {
+                        return Err(Refusal::Digits);
+                    }
+                }
+                digits = digits * 10 + u64::from(d - b'0');
+            }
+            b'.' if fraction.is_none() => fraction = Some(0),
+            b'e' | b'E' => break,
+            _ => return Err(Refusal::Syntax),
+        }
+        i += 1;
+    }
+    if !seen {
+        return Err(Refusal::Syntax);
+    }
+    let exponent = match rest.get(i) {
+        None => 0,
+        Some(_) => exponent(&rest[i + 1..]).ok_or(Refusal::Syntax)?,
+    };
+    // The digits' scale once the exponent has moved the point.
+    let scale = i64::from(fraction.unwrap_or(0)) - exponent;
+    let (digits, scale) = if scale < 0 {
+        // Zeros appended: they count as significant digits.
+        let grown = 10u64
+            .checked_pow(u32::try_from(-scale).map_err(|_| Refusal::Digits)?)
+            .and_then(|p| digits.checked_mul(p))
+            .filter(|&d| d < 10u64.pow(MAX_DIGITS));
+        (grown.ok_or(Refusal::Digits)?, 0)
+    } else {
+        (digits, scale)
+    };
+    if scale > i64::from(MAX_SCALE) {
+        return Err(Refusal::Scale);
+    }
+    let units = digits as i64;
+    Ok(Decimal {
+        units: if negative { -units } else { units },
+        scale: scale as u32,
+    })
+}
+
+/// An exponent's digits, with an optional sign: at most 4 digits.
+fn exponent(s: &[u8]) -> Option<i64> {
+    let (negative, digits) = match s.split_first()? {
+        (b'-', rest) => (true, rest),
+        (b'+', rest) => (false, rest),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 4 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let e = digits
+        .iter()
+        .fold(0i64, |e, d| e * 10 + i64::from(d - b'0'));
+    Some(if negative { -e } else { e })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(units: i64, scale: u32) -> Result<Decimal, Refusal> {
+        Ok(Decimal { units, scale })
+    }
+
+    #[test]
+    fn the_accepted_forms_are_exact() {
+        for (cell, want) in [
+            ("23.456", d(23456, 3)),
+            ("-0.5", d(-5, 1)),
+            ("+7", d(7, 0)),
+            (".5", d(5, 1)),
+            ("1.", d(1, 0)),
+            ("-.25", d(-25, 2)),
+            (" 12.0 ", d(120, 1)),
+            ("1.5e3", d(1500, 0)),
+            ("25E-2", d(25, 2)),
+            ("1e+2", d(100, 0)),
+            ("0.000000001", d(1, 9)),
+            ("999999999999999999", d(999_999_999_999_999_999, 0)),
+            ("0000000000000000000001.5", d(15, 1)),
+            ("-0", d(0, 0)),
+        ] {
+            assert_eq!(parse(cell.as_bytes()), want, "{cell}");
+        }
+    }
+
+    #[test]
+    fn everything_else_is_refused_with_its_reason() {
+        for (cell, want) in [
+            ("", Refusal::Syntax),
+            ("-", Refusal::Syntax),
+            (".", Refusal::Syntax),
+            ("1.2.3", Refusal::Syntax),
+            ("1e", Refusal::Syntax),
+            ("e5", Refusal::Syntax),
+            ("0x10", Refusal::Syntax),
+            ("inf", Refusal::Syntax),
+            ("1 2", Refusal::Syntax),
+            ("--1", Refusal::Syntax),
+            ("1e99999", Refusal::Syntax),
+            ("1234567890123456789", Refusal::Digits),
+            ("1e18", Refusal::Digits),
+            ("0.0000000001", Refusal::Scale),
+            ("1e-10", Refusal::Scale),
+        ] {
+            assert_eq!(parse(cell.as_bytes()), Err(want), "{cell}");
+        }
+    }
+}

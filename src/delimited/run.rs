@@ -1,0 +1,326 @@
+//! A run over delimited inputs: each file's rows spread over threads in
+//! chunks, each stream read in blocks, every key's stats folded into one
+//! table.
+//!
+//! A chunk of a file in memory starts at a row start only a pass from the
+//! file's start could prove: a line feed may lie inside a quoted cell. So
+//! each chunk but the first *guesses* that the first line feed at or after
+//! its start ends a row, reads its rows, and tells where its last row
+//! ended; a guess is right when it equals where the chunk before ended.
+//! When every guess holds the run is exact; when one does not (a quoted
+//! line feed just after a chunk's start), the file is read again on one
+//! thread, from its first row on.
+
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use super::scan::{guess_row_start, row_start_after, Masks, Rows};
+use super::table::{feed, Table};
+use super::{CellError, CellFault, DelimitedError, Dialect, Layout};
+use crate::driver::{Content, Held, RunError};
+use crate::engine::Options;
+use crate::error::Error;
+use crate::shrink;
+use crate::summary::Summary;
+
+/// The longest row a stream may hold, in bytes: a quoted cell never
+/// closed fails here instead of filling the memory.
+const MAX_STREAM_ROW: usize = 64 << 20;
+
+/// Aggregates `contents`, in order, read as `dialect` says.
+pub(crate) fn aggregate<'a>(
+    contents: impl Iterator<Item = (usize, io::Result<Content<'a>>)>,
+    dialect: &Dialect,
+    options: &Options,
+    consumed: &AtomicU64,
+) -> Result<Summary, RunError> {
+    aggregate_with(contents, dialect, options, consumed, Masks::best())
+}
+
+/// [`aggregate`] with the masks built as `masks` says.
+pub(crate) fn aggregate_with<'a>(
+    contents: impl Iterator<Item = (usize, io::Result<Content<'a>>)>,
+    dialect: &Dialect,
+    options: &Options,
+    consumed: &AtomicU64,
+    masks: Masks,
+) -> Result<Summary, RunError> {
+    let mut run = Run {
+        dialect,
+        options,
+        consumed,
+        masks,
+        header: None,
+    };
+    let mut total = Table::default();
+    for (input, content) in contents {
+        let failed = |error: Error| RunError { input, error };
+        let table = match content.map_err(|e| failed(e.into()))? {
+            Content::Bytes(b) => run.bytes(b),
+            Content::Stream(reader) => run.stream(reader),
+        };
+        let merged = table.and_then(|t| {
+            total.merge(t).map_err(|kind| {
+                let e = DelimitedError {
+                    line: 0,
+                    column: None,
+                    kind,
+                };
+                Error::Delimited(e)
+            })
+        });
+        merged.map_err(failed)?;
+    }
+    let scale = total.scale();
+    Ok(Summary::from_sorted(total.into_sorted())
+        .at_scale(scale)
+        .counting_missing(true))
+}
+
+/// What a run's inputs share.
+struct Run<'d> {
+    dialect: &'d Dialect,
+    options: &'d Options,
+    consumed: &'d AtomicU64,
+    masks: Masks,
+    /// The first input's header, which every other must repeat.
+    header: Option<Vec<Vec<u8>>>,
+}
+
+/// What reading a chunk gave: where its rows started (a guess but for the
+/// first), where the next row starts, and its fault.
+type Read1 = (usize, usize, Option<CellFault>);
+
+impl Run<'_> {
+    /// Reads the header at `at` of `bytes`, a whole input or its first
+    /// rows; returns where the data starts and the layout, or `None` when
+    /// there is no row at all.
+    fn header(&mut self, bytes: &[u8], at: usize) -> Result<Option<(usize, Layout)>, CellFault> {
+        let mut rows = Rows::new(bytes, at, self.dialect.delimiter, self.masks);
+        let mut cells = Vec::new();
+        let got = rows.next(|_, c| {
+            let mut scratch = Vec::new();
+            cells.push(c.text(bytes, &mut scratch).to_vec());
+        });
+        let fault = |column, kind| CellFault {
+            offset: at,
+            column,
+            kind,
+        };
+        match got {
+            None => return Ok(None),
+            Some(Err(f)) => {
+                let kind = match f.shape {
+                    super::scan::Shape::StrayQuote => CellError::StrayQuote,
+                    super::scan::Shape::AfterQuote => CellError::AfterQuote,
+                    super::scan::Shape::Unclosed => CellError::Unclosed,
+                };
+                return Err(fault(Some(f.cell + 1), kind));
+            }
+            Some(Ok(_)) => {}
+        }
+        match &self.header {
+            Some(first) if *first != cells => return Err(fault(None, CellError::Header)),
+            Some(_) => {}
+            None => self.header = Some(cells.clone()),
+        }
+        let layout = self.dialect.layout(&cells).map_err(|k| fault(None, k))?;
+        Ok(Some((rows.at(), layout)))
+    }
+
+    /// Reads the rows of bytes in memory that start in their window.
+    fn bytes(&mut self, b: crate::driver::Bytes) -> Result<Table, Error> {
+        let bytes: &[u8] = match &b.held {
+            Held::Slice(s) => s,
+            Held::Map(m) => m,
+        };
+        let guard = match &b.held {
+            Held::Map(m) => Some(shrink::Guard::new(
+                m.as_ptr() as usize..m.as_ptr() as usize + m.len(),
+            )),
+            Held::Slice(_) => None,
+        };
+        let located = |f: CellFault| Error::Delimited(f.locate(bytes, b.lo, 0));
+        let result = self
+            .header(bytes, b.lo)
+            .map_err(located)
+            .and_then(|header| {
+                let Some((data, layout)) = header else {
+                    return Ok(Table::default());
+                };
+                let from = b.window.start.max(data);
+                let until = b.window.end.min(bytes.len());
+                if from >= until {
+                    return Ok(Table::default());
+                }
+                let first = row_start_after(bytes, data, from);
+                let (table, fault) = self.chunks(bytes, first, until, &layout);
+                self.consumed
+                    .fetch_add((until - from) as u64, Ordering::Relaxed);
+                match fault {
+                    Some(f) => Err(located(f)),
+                    None => Ok(table),
+                }
+            });
+        if guard.as_ref().is_some_and(shrink::Guard::shrank) {
+            return Err(shrink::shrank().into());
+        }
+        result
+    }
+
+    /// Reads the rows starting in `first..until` on the run's threads, in
+    /// chunks; `first` is a row start.
+    fn chunks(
+        &self,
+        bytes: &[u8],
+        first: usize,
+        until: usize,
+        layout: &Layout,
+    ) -> (Table, Option<CellFault>) {
+        let size = self.options.chunk_size.max(1);
+        let n = (until - first).div_ceil(size);
+        let threads = self.options.threads.max(1).min(n);
+        if threads <= 1 {
+            let mut table = Table::default();
+            let (_, fault) = feed(bytes, first, until, layout, &mut table, self.masks);
+            return (table, fault);
+        }
+        let bound = |k: usize| (first + k * size).min(until);
+        let next = AtomicUsize::new(0);
+        // The first chunk with a fault: no chunk after it is read.
+        let failed = AtomicUsize::new(usize::MAX);
+        let reads: Mutex<Vec<Option<Read1>>> = Mutex::new(vec![None; n]);
+        let tables: Vec<Table> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut table = Table::default();
+                        loop {
+                            let k = next.fetch_add(1, Ordering::Relaxed);
+                            if k >= n || k > failed.load(Ordering::Relaxed) {
+                                return table;
+                            }
+                            let (lo, hi) = (bound(k), bound(k + 1));
+                            let start = if k == 0 {
+                                first
+                            } else {
+                                guess_row_start(bytes, lo)
+                            };
+                            let (end, fault) = match start < hi {
+                                true => feed(bytes, start, hi, layout, &mut table, self.masks),
+                                false => (start, None),
+                            };
+                            if fault.is_some() {
+                                failed.fetch_min(k, Ordering::Relaxed);
+                            }
+                            reads.lock().unwrap_or_else(|e| e.into_inner())[k] =
+                                Some((start, end, fault));
+                        }
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        let reads = reads.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut ended = first;
+        for read in reads {
+            let Some((start, end, fault)) = read else {
+                break;
+            };
+            if start != ended {
+                // A guess was wrong: read again, exactly, on one thread.
+                let mut table = Table::default();
+                let (_, fault) = feed(bytes, first, until, layout, &mut table, self.masks);
+                return (table, fault);
+            }
+            if fault.is_some() {
+                return (Table::default(), fault);
+            }
+            ended = end;
+        }
+        let mut total = Table::default();
+        for table in tables {
+            if let Err(kind) = total.merge(table) {
+                let fault = CellFault {
+                    offset: until,
+                    column: None,
+                    kind,
+                };
+                return (Table::default(), Some(fault));
+            }
+        }
+        (total, None)
+    }
+
+    /// Reads a stream's rows in blocks, on this thread: each block ends at
+    /// the last line feed outside quotes.
+    fn stream(&mut self, mut reader: Box<dyn Read + Send + '_>) -> Result<Table, Error> {
+        let size = self.options.chunk_size.clamp(1 << 16, 16 << 20);
+        let mut buf: Vec<u8> = Vec::with_capacity(size);
+        let mut lines = 0u64;
+        let mut layout: Option<Layout> = None;
+        let mut table = Table::default();
+        let mut ended = false;
+        while !ended {
+            let want = buf.len() + size;
+            while buf.len() < want {
+                let n = (&mut reader)
+                    .take((want - buf.len()) as u64)
+                    .read_to_end(&mut buf)?;
+                if n == 0 {
+                    ended = true;
+                    break;
+                }
+            }
+            let cut = if ended { buf.len() } else { last_row_end(&buf) };
+            if cut == 0 {
+                if buf.len() > MAX_STREAM_ROW {
+                    let f = CellFault {
+                        offset: 0,
+                        column: None,
+                        kind: CellError::Unclosed,
+                    };
+                    return Err(Error::Delimited(f.locate(&buf, 0, lines)));
+                }
+                continue;
+            }
+            let block = &buf[..cut];
+            let located = |f: CellFault| Error::Delimited(f.locate(block, 0, lines));
+            let mut from = 0;
+            if layout.is_none() {
+                if let Some((data, l)) = self.header(block, 0).map_err(located)? {
+                    (from, layout) = (data, Some(l));
+                }
+            }
+            if let Some(layout) = &layout {
+                let (_, fault) = feed(block, from, block.len(), layout, &mut table, self.masks);
+                if let Some(f) = fault {
+                    return Err(located(f));
+                }
+            }
+            self.consumed.fetch_add(cut as u64, Ordering::Relaxed);
+            lines += memchr::memchr_iter(b'\n', block).count() as u64;
+            buf.drain(..cut);
+        }
+        Ok(table)
+    }
+}
+
+/// Just past the last line feed of `buf` that lies outside quotes, `buf`
+/// starting at a row start; 0 if there is none.
+fn last_row_end(buf: &[u8]) -> usize {
+    let quotes = memchr::memchr_iter(b'"', buf).count();
+    let mut after = 0;
+    for (i, &b) in buf.iter().enumerate().rev() {
+        match b {
+            b'"' => after += 1,
+            b'\n' if (quotes - after).is_multiple_of(2) => return i + 1,
+            _ => {}
+        }
+    }
+    0
+}

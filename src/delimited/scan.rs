@@ -1,0 +1,473 @@
+//! The row scanner: a delimited file's rows and cells, RFC 4180 quoting
+//! checked, found 64 bytes at a time.
+//!
+//! For each block of 64 bytes, one mask marks its delimiters and line
+//! feeds and one its quotes. The bytes inside quotes are those after an odd
+//! number of quotes since a row start outside quotes: the quote mask's
+//! prefix XOR, carried from block to block, so delimiters and line feeds
+//! inside quoted cells are dropped from the first mask. What remains, with
+//! every quote, are the *events* a row is parsed from: a few per row,
+//! where a byte-by-byte parser looks at every byte. The masks are built
+//! with SSE2 (every x86-64 CPU has it) or, elsewhere, byte by byte; both
+//! are tested against each other ([`Masks`]).
+
+/// How a block's masks are built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Masks {
+    /// Byte by byte: the portable path, and the tests' reference.
+    Bytes,
+    /// 16 bytes at a time with SSE2.
+    #[cfg(target_arch = "x86_64")]
+    Sse2,
+}
+
+impl Masks {
+    /// The fastest this CPU has, unless the environment variable
+    /// `BRC_CSV_SCAN` is `bytes`, which forces the portable path (for
+    /// tests of the whole program).
+    pub fn best() -> Masks {
+        if std::env::var_os("BRC_CSV_SCAN").is_some_and(|v| v == "bytes") {
+            return Masks::Bytes;
+        }
+        #[cfg(target_arch = "x86_64")]
+        return Masks::Sse2;
+        #[cfg(not(target_arch = "x86_64"))]
+        return Masks::Bytes;
+    }
+
+    /// The masks of `block`: (delimiters and line feeds, quotes).
+    #[inline]
+    fn of(self, block: &[u8; 64], delimiter: u8) -> (u64, u64) {
+        match self {
+            Masks::Bytes => {
+                let (mut ends, mut quotes) = (0u64, 0u64);
+                for (i, &b) in block.iter().enumerate() {
+                    ends |= u64::from(b == delimiter || b == b'\n') << i;
+                    quotes |= u64::from(b == b'"') << i;
+                }
+                (ends, quotes)
+            }
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: SSE2 is part of x86-64 itself: every CPU this code
+            // runs on has it.
+            Masks::Sse2 => unsafe { sse2(block, delimiter) },
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+#[inline]
+fn sse2(block: &[u8; 64], delimiter: u8) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    let (d, n, q) = (
+        _mm_set1_epi8(delimiter as i8),
+        _mm_set1_epi8(b'\n' as i8),
+        _mm_set1_epi8(b'"' as i8),
+    );
+    let (mut ends, mut quotes) = (0u64, 0u64);
+    for k in 0..4 {
+        // SAFETY: `block` holds 64 bytes, so its bytes 16k..16k+16 are in
+        // bounds for k < 4; the load is unaligned.
+        let v = unsafe { _mm_loadu_si128(block.as_ptr().add(16 * k).cast()) };
+        let e = _mm_or_si128(_mm_cmpeq_epi8(v, d), _mm_cmpeq_epi8(v, n));
+        ends |= u64::from(_mm_movemask_epi8(e) as u16) << (16 * k);
+        quotes |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, q)) as u16) << (16 * k);
+    }
+    (ends, quotes)
+}
+
+/// Each bit set where an odd number of `quotes`' bits are at or below it.
+#[inline]
+fn prefix_xor(mut x: u64) -> u64 {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    x
+}
+
+/// The events of `bytes` from a position outside quotes: delimiters and
+/// line feeds outside quotes, and every quote, in order.
+pub(super) struct Events<'a> {
+    bytes: &'a [u8],
+    delimiter: u8,
+    masks: Masks,
+    /// The start of the block `bits` belongs to.
+    base: usize,
+    /// Its events not taken yet.
+    bits: u64,
+    /// Whether its last byte lies inside quotes.
+    inside: bool,
+}
+
+impl<'a> Events<'a> {
+    /// The events of `bytes` from `at`, which lies outside quotes.
+    pub(super) fn new(bytes: &'a [u8], at: usize, delimiter: u8, masks: Masks) -> Events<'a> {
+        let mut events = Events {
+            bytes,
+            delimiter,
+            masks,
+            base: at,
+            bits: 0,
+            inside: false,
+        };
+        events.load();
+        events
+    }
+
+    /// Loads the block at `base`.
+    #[inline]
+    fn load(&mut self) {
+        let rest = &self.bytes[self.base.min(self.bytes.len())..];
+        let (ends, quotes) = match rest.first_chunk::<64>() {
+            Some(block) => self.masks.of(block, self.delimiter),
+            None => {
+                // The last bytes, padded with bytes that are no event.
+                let mut block = [0u8; 64];
+                block[..rest.len()].copy_from_slice(rest);
+                self.masks.of(&block, self.delimiter)
+            }
+        };
+        let mut inside = prefix_xor(quotes);
+        if self.inside {
+            inside = !inside;
+        }
+        self.inside = inside >> 63 == 1;
+        self.bits = (ends & !inside) | quotes;
+    }
+
+    /// The position of the next event, or `None` at the end of the bytes.
+    #[inline]
+    pub(super) fn next(&mut self) -> Option<usize> {
+        while self.bits == 0 {
+            self.base += 64;
+            if self.base >= self.bytes.len() {
+                return None;
+            }
+            self.load();
+        }
+        let at = self.base + self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(at)
+    }
+}
+
+/// A cell of a row: its bytes' range, quotes removed, and whether it
+/// holds doubled quotes to undo.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Cell {
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) escaped: bool,
+    /// Whether the cell was quoted.
+    pub(super) quoted: bool,
+}
+
+impl Cell {
+    /// The cell's text, doubled quotes undone into `scratch` if need be.
+    pub(super) fn text<'b>(&self, bytes: &'b [u8], scratch: &'b mut Vec<u8>) -> &'b [u8] {
+        let raw = &bytes[self.start..self.end];
+        if !self.escaped {
+            return raw;
+        }
+        scratch.clear();
+        unescape(raw, scratch);
+        scratch
+    }
+}
+
+/// Appends `raw` to `out` with each doubled quote made one.
+pub(super) fn unescape(raw: &[u8], out: &mut Vec<u8>) {
+    let mut parts = raw.split(|&b| b == b'"');
+    if let Some(first) = parts.next() {
+        out.extend_from_slice(first);
+    }
+    // Between two quotes of a pair lies an empty part.
+    let mut pending = false;
+    for part in parts {
+        if pending {
+            out.push(b'"');
+            out.extend_from_slice(part);
+            pending = false;
+        } else {
+            pending = true;
+            out.extend_from_slice(part);
+        }
+    }
+}
+
+/// What is wrong with a row's quoting or shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Shape {
+    /// A quote inside a cell that does not start with one.
+    StrayQuote,
+    /// Something other than a delimiter or the line's end after a closing
+    /// quote.
+    AfterQuote,
+    /// A quoted cell still open at the end of the input.
+    Unclosed,
+}
+
+/// A row's shape fault: the row's start, the cell (counted from 0) and
+/// what is wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ShapeFault {
+    pub(super) row: usize,
+    pub(super) cell: usize,
+    pub(super) shape: Shape,
+}
+
+/// Reads rows from a row start outside quotes, a row at a time.
+pub(super) struct Rows<'a> {
+    events: Events<'a>,
+    bytes: &'a [u8],
+    delimiter: u8,
+    /// Where the next row starts.
+    at: usize,
+}
+
+impl<'a> Rows<'a> {
+    pub(super) fn new(bytes: &'a [u8], at: usize, delimiter: u8, masks: Masks) -> Rows<'a> {
+        Rows {
+            events: Events::new(bytes, at, delimiter, masks),
+            bytes,
+            delimiter,
+            at,
+        }
+    }
+
+    /// Where the next row starts (the input's length after the last).
+    pub(super) fn at(&self) -> usize {
+        self.at
+    }
+
+    /// Reads the next row, handing each cell to `cell` with its number
+    /// (from 0); returns the number of cells, or `None` at the end of the
+    /// input. A line holding nothing, `\r` aside, is a row of one empty
+    /// cell.
+    #[inline]
+    pub(super) fn next(
+        &mut self,
+        mut cell: impl FnMut(usize, Cell),
+    ) -> Option<Result<usize, ShapeFault>> {
+        let row = self.at;
+        if row >= self.bytes.len() {
+            return None;
+        }
+        let bytes = self.bytes;
+        let fault = |cell, shape| Some(Err(ShapeFault { row, cell, shape }));
+        let mut n = 0;
+        let mut start = row;
+        loop {
+            let Some(mut e) = self.events.next() else {
+                // The last line, without its line feed.
+                let end = trim_cr(bytes, start, bytes.len());
+                cell(
+                    n,
+                    Cell {
+                        start,
+                        end,
+                        escaped: false,
+                        quoted: false,
+                    },
+                );
+                self.at = bytes.len();
+                return Some(Ok(n + 1));
+            };
+            let mut c = Cell {
+                start,
+                end: e,
+                escaped: false,
+                quoted: false,
+            };
+            if bytes[e] == b'"' {
+                if e != start {
+                    return fault(n, Shape::StrayQuote);
+                }
+                // A quoted cell: quote pairs until one is not doubled.
+                c.quoted = true;
+                c.start = e + 1;
+                let close = loop {
+                    let Some(q) = self.events.next() else {
+                        return fault(n, Shape::Unclosed);
+                    };
+                    debug_assert_eq!(bytes[q], b'"');
+                    match self.events.next() {
+                        Some(next) if next == q + 1 && bytes[next] == b'"' => c.escaped = true,
+                        next => {
+                            c.end = q;
+                            break next;
+                        }
+                    }
+                };
+                match close {
+                    None => {
+                        // The closing quote ends the input.
+                        if trim_cr(bytes, c.end + 1, bytes.len()) != c.end + 1 {
+                            return fault(n, Shape::AfterQuote);
+                        }
+                        cell(n, c);
+                        self.at = bytes.len();
+                        return Some(Ok(n + 1));
+                    }
+                    Some(next) => {
+                        let gap = &bytes[c.end + 1..next];
+                        let ok = gap.is_empty() || (gap == b"\r" && bytes[next] == b'\n');
+                        if !ok || bytes[next] == b'"' {
+                            return fault(n, Shape::AfterQuote);
+                        }
+                        e = next;
+                    }
+                }
+            } else if bytes[e] == b'\n' {
+                c.end = trim_cr(bytes, start, e);
+            }
+            cell(n, c);
+            n += 1;
+            if bytes[e] == b'\n' {
+                self.at = e + 1;
+                return Some(Ok(n));
+            }
+            debug_assert_eq!(bytes[e], self.delimiter);
+            start = e + 1;
+        }
+    }
+}
+
+/// `end`, or one less if a `\r` ends `bytes[start..end]`.
+#[inline]
+fn trim_cr(bytes: &[u8], start: usize, end: usize) -> usize {
+    if end > start && bytes[end - 1] == b'\r' {
+        end - 1
+    } else {
+        end
+    }
+}
+
+/// A guess at the first row start at or after `at`: just past the first
+/// line feed at or after `at - 1`, which is right unless that line feed
+/// lies inside quotes; the caller confirms it.
+pub(super) fn guess_row_start(bytes: &[u8], at: usize) -> usize {
+    if at == 0 {
+        return 0;
+    }
+    match memchr::memchr(b'\n', &bytes[at - 1..]) {
+        Some(i) => at + i,
+        None => bytes.len(),
+    }
+}
+
+/// The first row start at or after `at`, found by counting the quotes
+/// from `from`, a row start before it: exact, for a pass over the bytes
+/// between.
+pub(super) fn row_start_after(bytes: &[u8], from: usize, at: usize) -> usize {
+    if at <= from {
+        return from;
+    }
+    let quotes = memchr::memchr_iter(b'"', &bytes[from..at - 1]).count();
+    let mut inside = quotes % 2 == 1;
+    for (i, &b) in bytes[at - 1..].iter().enumerate() {
+        match b {
+            b'"' => inside = !inside,
+            b'\n' if !inside => return at + i,
+            _ => {}
+        }
+    }
+    bytes.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all() -> Vec<Masks> {
+        vec![
+            Masks::Bytes,
+            #[cfg(target_arch = "x86_64")]
+            Masks::Sse2,
+        ]
+    }
+
+    /// The rows of `text` as lists of cell texts, or the first fault.
+    fn rows(text: &str, masks: Masks) -> Result<Vec<Vec<String>>, ShapeFault> {
+        let bytes = text.as_bytes();
+        let mut rows = Rows::new(bytes, 0, b',', masks);
+        let mut out = Vec::new();
+        loop {
+            let mut cells = Vec::new();
+            let got = rows.next(|_, c| {
+                let mut scratch = Vec::new();
+                cells.push(String::from_utf8(c.text(bytes, &mut scratch).to_vec()).unwrap());
+            });
+            match got {
+                None => return Ok(out),
+                Some(Ok(n)) => {
+                    assert_eq!(n, cells.len());
+                    out.push(cells);
+                }
+                Some(Err(f)) => return Err(f),
+            }
+        }
+    }
+
+    #[test]
+    fn rfc_4180_quoting_in_every_block_position() {
+        let cases: &[(&str, &[&[&str]])] = &[
+            ("a,b\n1,2\n", &[&["a", "b"], &["1", "2"]]),
+            ("a,b\r\n1,2\r\n", &[&["a", "b"], &["1", "2"]]),
+            ("a,b\n1,2", &[&["a", "b"], &["1", "2"]]),
+            ("\"x,y\",\"say \"\"hi\"\"\"\n", &[&["x,y", "say \"hi\""]]),
+            (
+                "\"line\nbreak\",2\n3,4\n",
+                &[&["line\nbreak", "2"], &["3", "4"]],
+            ),
+            ("\"\",\"\"\"\"\n", &[&["", "\""]]),
+            ("a,,\n", &[&["a", "", ""]]),
+            ("\n", &[&[""]]),
+            ("\"q\"\r\n", &[&["q"]]),
+            ("\"q\"", &[&["q"]]),
+        ];
+        for masks in all() {
+            for pad in [0, 1, 30, 61, 62, 63, 64, 127] {
+                for (text, want) in cases {
+                    let text = format!("{}\n{text}", "p".repeat(pad));
+                    let got = rows(&text, masks).unwrap();
+                    assert_eq!(got[0], ["p".repeat(pad)], "{masks:?} {pad} {text:?}");
+                    let want: Vec<Vec<String>> = want
+                        .iter()
+                        .map(|r| r.iter().map(|c| c.to_string()).collect())
+                        .collect();
+                    assert_eq!(got[1..], want[..], "{masks:?} {pad} {text:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_quoting_is_a_fault_at_its_row_and_cell() {
+        for masks in all() {
+            for (text, row, cell, shape) in [
+                ("a,b\"c\n", 0, 1, Shape::StrayQuote),
+                ("x\n\"a\"b,c\n", 2, 0, Shape::AfterQuote),
+                ("x\n1,\"open\n2,3\n", 2, 1, Shape::Unclosed),
+                ("\"a\" \n", 0, 0, Shape::AfterQuote),
+            ] {
+                let want = ShapeFault { row, cell, shape };
+                assert_eq!(rows(text, masks), Err(want), "{masks:?} {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn row_starts_are_found_outside_quotes() {
+        let text = b"a,\"b\nc\"\nd,e\n";
+        assert_eq!(row_start_after(text, 0, 1), 8);
+        assert_eq!(row_start_after(text, 0, 5), 8);
+        assert_eq!(row_start_after(text, 0, 9), 12);
+        assert_eq!(guess_row_start(text, 5), 5);
+        assert_eq!(guess_row_start(text, 1), 5);
+    }
+}

@@ -1,0 +1,294 @@
+//! Each key's stats, at one scale for all of a table's values, and the
+//! rows of a stretch of bytes fed into them.
+
+use compact_str::CompactString;
+use hashbrown::HashMap;
+
+use super::decimal::{self, Decimal};
+use super::scan::{unescape, Cell, Masks, Rows, Shape};
+use super::{CellError, CellFault, Layout, Slot, KEY_JOIN};
+use crate::stats::{Stats, MAX_DIGITS, MAX_KEY_LEN};
+
+/// The largest magnitude a value may have in units: 18 digits.
+const LIMIT: i64 = 10i64.pow(MAX_DIGITS) - 1;
+
+/// Keys and their stats, every value in units of 10^-`scale`.
+#[derive(Default)]
+pub(crate) struct Table {
+    map: HashMap<Box<[u8]>, Stats, foldhash::fast::RandomState>,
+    scale: u32,
+}
+
+impl Table {
+    /// The scale of the table's values.
+    pub(crate) fn scale(&self) -> u32 {
+        self.scale
+    }
+
+    /// Brings every value to `scale`, at least the table's: `Err` with a
+    /// key whose value then exceeds 18 digits.
+    fn rescale(&mut self, scale: u32) -> Result<(), Vec<u8>> {
+        let factor = 10i64.pow(scale - self.scale);
+        for (key, s) in &mut self.map {
+            if s.count == 0 {
+                continue;
+            }
+            let up = |v: i64| v.checked_mul(factor).filter(|v| v.abs() <= LIMIT);
+            match (up(s.min), up(s.max)) {
+                (Some(min), Some(max)) => {
+                    (s.min, s.max) = (min, max);
+                    s.sum *= i128::from(factor);
+                }
+                _ => return Err(key.to_vec()),
+            }
+        }
+        self.scale = scale;
+        Ok(())
+    }
+
+    /// Adds a row of `key`: its value, or `None` for a missing one. A
+    /// value beyond 18 digits is a [`CellError::Range`] without the cell,
+    /// which the caller fills in.
+    fn add(&mut self, key: &[u8], value: Option<Decimal>) -> Result<(), CellError> {
+        let stats = match value {
+            None => Stats::missing(),
+            Some(d) => {
+                if d.scale > self.scale {
+                    self.rescale(d.scale).map_err(|_| CellError::Range {
+                        scale: d.scale,
+                        found: Vec::new(),
+                    })?;
+                }
+                let units = (d.units.checked_mul(10i64.pow(self.scale - d.scale)))
+                    .filter(|v| v.abs() <= LIMIT)
+                    .ok_or(CellError::Range {
+                        scale: self.scale,
+                        found: Vec::new(),
+                    })?;
+                Stats::new(units)
+            }
+        };
+        match self.map.get_mut(key) {
+            Some(s) => {
+                let sum = s.sum.checked_add(stats.sum);
+                s.sum = sum.ok_or_else(|| CellError::Sum { key: key.to_vec() })?;
+                s.min = s.min.min(stats.min);
+                s.max = s.max.max(stats.max);
+                s.count += stats.count;
+                s.missing += stats.missing;
+            }
+            None => {
+                if key.is_empty() {
+                    return Err(CellError::EmptyKey);
+                }
+                if key.len() > MAX_KEY_LEN {
+                    return Err(CellError::KeyTooLong { len: key.len() });
+                }
+                if std::str::from_utf8(key).is_err() || key.contains(&b'\n') || key.contains(&b'\r')
+                {
+                    return Err(CellError::Key {
+                        found: key.to_vec(),
+                    });
+                }
+                self.map.insert(key.into(), stats);
+            }
+        }
+        Ok(())
+    }
+
+    /// Folds `other` in, at the larger of the two scales.
+    pub(crate) fn merge(&mut self, mut other: Table) -> Result<(), CellError> {
+        let scale = self.scale.max(other.scale);
+        let refused = |key| CellError::Range { scale, found: key };
+        self.rescale(scale).map_err(refused)?;
+        other.rescale(scale).map_err(refused)?;
+        if self.map.len() < other.map.len() {
+            std::mem::swap(&mut self.map, &mut other.map);
+        }
+        for (key, stats) in other.map {
+            match self.map.get_mut(&key) {
+                Some(s) => {
+                    let sum = s.sum.checked_add(stats.sum);
+                    s.sum = sum.ok_or_else(|| CellError::Sum { key: key.to_vec() })?;
+                    s.min = s.min.min(stats.min);
+                    s.max = s.max.max(stats.max);
+                    s.count += stats.count;
+                    s.missing += stats.missing;
+                }
+                None => {
+                    self.map.insert(key, stats);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The keys with their stats, sorted by their bytes.
+    pub(crate) fn into_sorted(self) -> Vec<(CompactString, Stats)> {
+        let mut keys: Vec<(CompactString, Stats)> = (self.map.into_iter())
+            .map(|(k, s)| {
+                // Every key was checked as UTF-8 when it was added.
+                let k = std::str::from_utf8(&k).unwrap_or_default();
+                (CompactString::from(k), s)
+            })
+            .collect();
+        keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        keys
+    }
+}
+
+/// The cells of the row being read that the aggregation uses.
+struct Picked {
+    key: Vec<Cell>,
+    value: Cell,
+    /// Cells past the header's count that were not empty.
+    extra: bool,
+}
+
+/// Feeds into `table` the rows of `bytes` that start at `from` (a row
+/// start outside quotes) and before `until`; returns where the next row
+/// starts and the first fault, after which nothing more is read.
+pub(crate) fn feed(
+    bytes: &[u8],
+    from: usize,
+    until: usize,
+    layout: &Layout,
+    table: &mut Table,
+    masks: Masks,
+) -> (usize, Option<CellFault>) {
+    let mut rows = Rows::new(bytes, from, layout.delimiter, masks);
+    let mut picked = Picked {
+        key: vec![Cell::default(); layout.keys],
+        value: Cell::default(),
+        extra: false,
+    };
+    let mut scratch = Vec::new();
+    let mut values = Vec::new();
+    let mut joined = Vec::new();
+    while rows.at() < until {
+        let row = rows.at();
+        picked.extra = false;
+        let got = rows.next(|n, cell| match layout.slots.get(n) {
+            Some(Slot::None) => {}
+            Some(&Slot::Key(k)) => picked.key[k] = cell,
+            Some(Slot::Value) => picked.value = cell,
+            Some(&Slot::Both(k)) => (picked.key[k], picked.value) = (cell, cell),
+            None => picked.extra |= cell.end > cell.start || cell.quoted,
+        });
+        let fault = |column: Option<usize>, kind| {
+            let offset = row;
+            (
+                rows_at_fault(),
+                Some(CellFault {
+                    offset,
+                    column,
+                    kind,
+                }),
+            )
+        };
+        let cells = match got {
+            None => break,
+            Some(Ok(cells)) => cells,
+            Some(Err(f)) => {
+                let kind = match f.shape {
+                    Shape::StrayQuote => CellError::StrayQuote,
+                    Shape::AfterQuote => CellError::AfterQuote,
+                    Shape::Unclosed => CellError::Unclosed,
+                };
+                return fault(Some(f.cell + 1), kind);
+            }
+        };
+        if cells == 1 && layout.columns > 1 && picked_empty_line(bytes, row) {
+            // A blank line.
+            continue;
+        }
+        if cells < layout.columns || picked.extra {
+            let kind = CellError::Cells {
+                expected: layout.columns,
+                found: cells,
+            };
+            return fault(None, kind);
+        }
+        let value_cell = picked.value.text(bytes, &mut values);
+        let trimmed = value_cell.trim_ascii();
+        let value = if layout.nulls.iter().any(|n| n[..] == *trimmed) {
+            None
+        } else {
+            match decimal::parse(trimmed) {
+                Ok(d) => Some(d),
+                Err(refusal) => {
+                    let kind = CellError::Value {
+                        expected: refusal.expected(),
+                        found: value_cell.to_vec(),
+                    };
+                    return fault(column_of(layout, Slot::Value), kind);
+                }
+            }
+        };
+        let key: &[u8] = if layout.keys == 1 && !picked.key[0].escaped {
+            &bytes[picked.key[0].start..picked.key[0].end]
+        } else {
+            joined.clear();
+            for (k, cell) in picked.key.iter().enumerate() {
+                let raw = &bytes[cell.start..cell.end];
+                if layout.keys == 1 {
+                    unescape(raw, &mut joined);
+                    break;
+                }
+                if k > 0 {
+                    joined.push(KEY_JOIN as u8);
+                }
+                scratch.clear();
+                let text = if cell.escaped {
+                    unescape(raw, &mut scratch);
+                    &scratch[..]
+                } else {
+                    raw
+                };
+                for &b in text {
+                    if b == KEY_JOIN as u8 || b == b'\\' {
+                        joined.push(b'\\');
+                    }
+                    joined.push(b);
+                }
+            }
+            &joined
+        };
+        if let Err(kind) = table.add(key, value) {
+            return match kind {
+                CellError::Range { scale, .. } => {
+                    let found = picked.value.text(bytes, &mut values).to_vec();
+                    fault(
+                        column_of(layout, Slot::Value),
+                        CellError::Range { scale, found },
+                    )
+                }
+                kind => fault(column_of(layout, Slot::Key(0)), kind),
+            };
+        }
+    }
+    (rows.at(), None)
+}
+
+/// Where a chunk stops after a fault: nothing after it is read.
+fn rows_at_fault() -> usize {
+    usize::MAX
+}
+
+/// Whether the row at `row` is a line holding nothing (`\r` aside).
+fn picked_empty_line(bytes: &[u8], row: usize) -> bool {
+    matches!(
+        &bytes[row..],
+        [b'\n', ..] | [b'\r', b'\n', ..] | [] | [b'\r']
+    )
+}
+
+/// The 1-based column of the value (`Slot::Value`) or the key's first
+/// part (`Slot::Key(0)`).
+fn column_of(layout: &Layout, slot: Slot) -> Option<usize> {
+    let at = layout.slots.iter().position(|&s| match slot {
+        Slot::Value => matches!(s, Slot::Value | Slot::Both(_)),
+        _ => matches!(s, Slot::Key(0) | Slot::Both(0)),
+    });
+    at.map(|i| i + 1)
+}

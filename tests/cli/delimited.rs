@@ -1,0 +1,152 @@
+//! `brc --csv`, `--tsv` and `--delimiter`: delimited files end to end,
+//! their errors, shards and partials.
+
+use std::io::Write;
+
+use super::brc;
+
+const READINGS: &str = "\u{feff}time,site,sensor,reading,unit\r
+2026-01-01T00:00:00Z,\"Kraków, PL\",t1,23.456,C\r
+2026-01-01T00:00:01Z,Oslo,t2,-0.5,C\r
+2026-01-01T00:00:02Z,Oslo,t1,,C\r
+2026-01-01T00:00:03Z,\"Say \"\"hi\"\"\",t1,1.5e1,C\r
+2026-01-01T00:00:04Z,\"Kraków, PL\",t2,NA,\"deg\r
+C\"\r
+2026-01-01T00:00:05Z,Lima,t2,7,C\r
+2026-01-01T00:00:06Z,Lima,t1,-2.0005,C\r
+";
+
+fn file(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn stderr_of(args: &[&str], stdin: &[u8]) -> (Option<i32>, String, Vec<u8>) {
+    let out = brc().args(args).write_stdin(stdin).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.stdout,
+    )
+}
+
+#[test]
+fn a_csv_export_reads_exactly_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(&dir, "readings.csv", READINGS);
+    let args = ["--csv", "--key", "site", "--value", "reading", "-q", &path];
+    let (code, stderr, stdout) = stderr_of(&args, b"");
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        stderr,
+        "brc: 2 missing values (empty or null cells) skipped\n"
+    );
+    // Four decimals, the most precise value's; Lima's mean -> 2.49975 ->
+    // 2.4998 (half toward +inf).
+    assert_eq!(
+        String::from_utf8(stdout).unwrap(),
+        "{Kraków, PL=23.4560/23.4560/23.4560, Lima=-2.0005/2.4998/7.0000, \
+         Oslo=-0.5000/-0.5000/-0.5000, Say \"hi\"=15.0000/15.0000/15.0000}\n"
+    );
+    let composite = [
+        "--csv",
+        "--key",
+        "site,sensor",
+        "--value",
+        "4",
+        "-f",
+        "csv",
+        &path,
+    ];
+    let csv = brc().args(composite).output().unwrap();
+    assert_eq!(
+        String::from_utf8(csv.stdout).unwrap(),
+        "station,min,mean,max,count,missing\n\
+         \"Kraków, PL|t1\",23.4560,23.4560,23.4560,1,0\n\
+         \"Kraków, PL|t2\",,,,0,1\n\
+         Lima|t1,-2.0005,-2.0005,-2.0005,1,0\n\
+         Lima|t2,7.0000,7.0000,7.0000,1,0\n\
+         Oslo|t1,,,,0,1\n\
+         Oslo|t2,-0.5000,-0.5000,-0.5000,1,0\n\
+         \"Say \"\"hi\"\"|t1\",15.0000,15.0000,15.0000,1,0\n"
+    );
+    let json = brc()
+        .args(args)
+        .args(["-f", "json", "--decimals", "1"])
+        .output()
+        .unwrap();
+    let json = String::from_utf8(json.stdout).unwrap();
+    assert!(json.contains("{\"station\":\"Lima\",\"min\":-2.0,\"mean\":2.5,\"max\":7.0,\"count\":2,\"missing\":0}"), "{json}");
+    // The same file as TSV, gzip-compressed, through standard input.
+    let tsv = READINGS
+        .replace(',', "\t")
+        .replace("Kraków\t PL", "Kraków, PL");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(tsv.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let (code, _, piped) = stderr_of(
+        &["--tsv", "--key", "site", "--value", "reading", "-q", "-"],
+        &gz,
+    );
+    assert_eq!(code, Some(0));
+    let plain = brc().args(args).output().unwrap().stdout;
+    assert_eq!(piped, plain);
+}
+
+#[test]
+fn shards_merge_into_the_whole_at_the_finest_scale() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(&dir, "readings.csv", READINGS);
+    let whole = brc()
+        .args(["--csv", "--key", "site", "--value", "reading", &path])
+        .output()
+        .unwrap();
+    for n in [2, 3, 5] {
+        let mut parts = Vec::new();
+        for k in 1..=n {
+            let shard = format!("{k}/{n}");
+            let args = [
+                "--csv", "--key", "site", "--value", "reading", "--shard", &shard, "-f", "partial",
+                &path,
+            ];
+            let out = brc().args(args).output().unwrap();
+            assert!(out.status.success());
+            parts.push(file(
+                &dir,
+                &format!("p{k}"),
+                &String::from_utf8(out.stdout).unwrap(),
+            ));
+        }
+        let mut args = vec!["merge".to_string()];
+        args.extend(parts);
+        let merged = brc().args(&args).output().unwrap();
+        assert_eq!(merged.stdout, whole.stdout, "{n} shards");
+    }
+}
+
+#[test]
+fn bad_cells_are_one_line_errors_with_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, want) in [
+        ("a,b\nx,1\ny,1,5\n", "line 3: expected 2 cells as in the header, found 3"),
+        ("a,b\nx,1\n\"y\nz\",abc\n", "line 3, column 2: expected a decimal number like `-12.345`, found `abc`"),
+        ("a,b\nx,\"1\n", "line 2, column 2: expected a `\"` closing the quoted cell, found the end of the input"),
+        ("a,b\nx,12345678901234567890\n", "line 2, column 2: expected a number of at most 18 significant digits, found `12345678901234567890`"),
+    ] {
+        let path = file(&dir, "bad.csv", text);
+        let (code, stderr, stdout) = stderr_of(&["--csv", &path], b"");
+        assert_eq!(code, Some(1), "{text:?}");
+        assert_eq!(stderr, format!("brc: {path}: {want}\n"));
+        assert!(stdout.is_empty());
+    }
+    let path = file(&dir, "ok.csv", "a,b\nx,1\n");
+    let (code, stderr, _) = stderr_of(&["--csv", "--value", "c", &path], b"");
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        format!("brc: {path}: line 1: expected a column `c`, found columns a, b\n")
+    );
+    let (code, stderr, _) = stderr_of(&["--delimiter", "ab", &path], b"");
+    assert_eq!(code, Some(2), "{stderr}");
+}
