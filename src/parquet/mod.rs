@@ -136,9 +136,11 @@ impl Stations {
     fn add(&mut self, name: &[u8], stats: Stats) -> Result<(), ParquetError> {
         match self.map.get_mut(name) {
             Some(s) => {
+                // Tenths sum to 64 bits, as partials of them (`v1`) hold.
                 s.sum = s
                     .sum
                     .checked_add(stats.sum)
+                    .filter(|sum| i64::try_from(*sum).is_ok())
                     .ok_or_else(|| ParquetError::Overflow {
                         station: String::from_utf8_lossy(name).into_owned(),
                     })?;
