@@ -8,7 +8,13 @@
 //! format them into their own buffers and hand them to the output in order,
 //! so the bytes are the same for any number of threads, and the first `n`
 //! rows of a longer file are exactly the `n`-row file.
+//!
+//! The same rows can be written as Parquet ([`Generator::write_parquet`]) or
+//! as a data logger's CSV export ([`Generator::write_csv`], the `csv`
+//! module: a timestamp, the site, a sensor, the value with three decimals
+//! or an empty cell, a unit), block by block as the text.
 
+mod csv;
 mod normal;
 mod rng;
 mod stations;
@@ -17,6 +23,7 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 
+pub use self::csv::{CsvRow, CSV_HEADER};
 use self::normal::TenthsNormal;
 use self::rng::{below, Stream};
 #[cfg(test)]
@@ -192,64 +199,9 @@ impl Generator {
         out: W,
         progress: &(dyn Fn(Progress) + Sync),
     ) -> io::Result<Progress> {
-        let blocks = rows.div_ceil(BLOCK_ROWS);
-        let next_block = AtomicU64::new(0);
-        let turn = Mutex::new(Turn {
-            block: 0,
-            out,
-            done: Progress::default(),
-            error: None,
-        });
-        let turn_changed = Condvar::new();
-        let work = || {
-            let _wake = WakeOnPanic {
-                turn: &turn,
-                turn_changed: &turn_changed,
-            };
-            let mut buf = Vec::new();
-            loop {
-                let block = next_block.fetch_add(1, Ordering::Relaxed);
-                if block >= blocks {
-                    return;
-                }
-                let first = block * BLOCK_ROWS;
-                let count = BLOCK_ROWS.min(rows - first);
-                let len = self.format(first, count as usize, &mut buf);
-                let mut turn = turn.lock().unwrap_or_else(|e| e.into_inner());
-                while turn.block != block && turn.error.is_none() {
-                    turn = turn_changed.wait(turn).unwrap_or_else(|e| e.into_inner());
-                }
-                if turn.error.is_some() {
-                    return;
-                }
-                if let Err(e) = turn.out.write_all(&buf[..len]) {
-                    turn.error = Some(e);
-                    turn_changed.notify_all();
-                    return;
-                }
-                turn.block += 1;
-                turn.done.rows += count;
-                turn.done.bytes += len as u64;
-                progress(turn.done);
-                turn_changed.notify_all();
-            }
-        };
-        let threads = threads.clamp(1, blocks.max(1) as usize);
-        if threads == 1 {
-            work();
-        } else {
-            std::thread::scope(|s| {
-                for _ in 0..threads {
-                    s.spawn(work);
-                }
-            });
-        }
-        let turn = turn.into_inner().unwrap_or_else(|e| e.into_inner());
-        let mut out = turn.out;
-        match turn.error {
-            Some(e) => Err(e),
-            None => out.flush().map(|()| turn.done),
-        }
+        write_blocks(rows, threads, out, b"", progress, |first, count, buf| {
+            self.format(first, count, buf)
+        })
     }
 
     /// Formats rows `first..first + count` into `buf`, returning their
@@ -278,6 +230,89 @@ impl Generator {
             pos += (text >> 56) as usize;
         }
         pos
+    }
+}
+
+/// Writes `header`, then rows `0..rows` in blocks of [`BLOCK_ROWS`] to
+/// `out` using `threads` threads: `format(first, count, buf)` formats rows
+/// `first..first + count` into the start of `buf` (grown as it needs) and
+/// returns their length. Threads claim blocks in order and write them in
+/// order, so the bytes do not depend on `threads`; `progress` is called
+/// after each block (in output order), its bytes counting the header.
+/// Stops at the first write error.
+fn write_blocks<W, F>(
+    rows: u64,
+    threads: usize,
+    mut out: W,
+    header: &[u8],
+    progress: &(dyn Fn(Progress) + Sync),
+    format: F,
+) -> io::Result<Progress>
+where
+    W: Write + Send,
+    F: Fn(u64, usize, &mut Vec<u8>) -> usize + Sync,
+{
+    out.write_all(header)?;
+    let blocks = rows.div_ceil(BLOCK_ROWS);
+    let next_block = AtomicU64::new(0);
+    let turn = Mutex::new(Turn {
+        block: 0,
+        out,
+        done: Progress {
+            rows: 0,
+            bytes: header.len() as u64,
+        },
+        error: None,
+    });
+    let turn_changed = Condvar::new();
+    let work = || {
+        let _wake = WakeOnPanic {
+            turn: &turn,
+            turn_changed: &turn_changed,
+        };
+        let mut buf = Vec::new();
+        loop {
+            let block = next_block.fetch_add(1, Ordering::Relaxed);
+            if block >= blocks {
+                return;
+            }
+            let first = block * BLOCK_ROWS;
+            let count = BLOCK_ROWS.min(rows - first);
+            let len = format(first, count as usize, &mut buf);
+            let mut turn = turn.lock().unwrap_or_else(|e| e.into_inner());
+            while turn.block != block && turn.error.is_none() {
+                turn = turn_changed.wait(turn).unwrap_or_else(|e| e.into_inner());
+            }
+            if turn.error.is_some() {
+                return;
+            }
+            if let Err(e) = turn.out.write_all(&buf[..len]) {
+                turn.error = Some(e);
+                turn_changed.notify_all();
+                return;
+            }
+            turn.block += 1;
+            turn.done.rows += count;
+            turn.done.bytes += len as u64;
+            progress(turn.done);
+            turn_changed.notify_all();
+        }
+    };
+    let threads = threads.clamp(1, blocks.max(1) as usize);
+    if threads == 1 {
+        work();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(work);
+            }
+        });
+    }
+    let turn = turn.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut out = turn.out;
+    match turn.error {
+        Some(e) => Err(e),
+        None => out.flush().map(|()| turn.done),
     }
 }
 

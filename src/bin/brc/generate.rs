@@ -34,9 +34,17 @@ Formats:
            Challenge's files are (pandas and pyarrow's defaults): columns
            `station` (string) and `measure` (double), both
            dictionary-encoded, snappy pages, row groups of 1,048,576 rows;
-           written by one thread";
+           written by one thread
+  csv      a data logger's export: the header `time,site,sensor,reading,unit`,
+           then per row an ISO 8601 UTC time (2024-01-01T00:00:00Z, a
+           second a row), the station as `site` (`, <country code>` added
+           to every fifth station; names with a comma or quote quoted as
+           RFC 4180 says), a sensor t1..t4, the value with three decimals
+           (uniform within the text format's tenth) or, in 1% of rows, an
+           empty cell, and the unit `C`; written by all threads";
 
-/// Write a measurements file (`<station>;<value>` lines), reproducibly.
+/// Write a measurements file (`<station>;<value>` lines, Parquet or CSV),
+/// reproducibly.
 #[derive(clap::Args, Debug)]
 #[command(after_help = AFTER_HELP)]
 pub struct Args {
@@ -56,7 +64,7 @@ pub struct Args {
     #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=brc::MAX_THREADS as i64))]
     threads: Option<u32>,
 
-    /// Output format: text or parquet.
+    /// Output format: text, parquet or csv.
     #[arg(short = 'f', long, value_name = "FORMAT", default_value = "text")]
     format: OutputFormat,
 
@@ -77,6 +85,8 @@ enum OutputFormat {
     Text,
     /// A Parquet file.
     Parquet,
+    /// `time,site,sensor,reading,unit` CSV.
+    Csv,
 }
 
 /// Runs `brc generate`.
@@ -95,6 +105,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let write = |out: &mut (dyn io::Write + Send)| match args.format {
         OutputFormat::Text => generator.write(args.rows, threads, out, &progress),
         OutputFormat::Parquet => generator.write_parquet(args.rows, out, &progress),
+        OutputFormat::Csv => generator.write_csv(args.rows, threads, out, &progress),
     };
     match args.output.as_deref().filter(|p| *p != Path::new("-")) {
         None => {
