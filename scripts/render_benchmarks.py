@@ -1,12 +1,13 @@
 """Renders a comparison run into docs/benchmarks.md and docs/benchmarks.svg.
 
-Usage: render_benchmarks.py [RESULTS.json] [--parquet RESULTS.txt] [--md PATH] [--svg PATH]
+Usage: render_benchmarks.py [RESULTS.json] [--parquet RESULTS.txt] [--csv RESULTS.txt] [--md PATH] [--svg PATH]
 
 RESULTS.json is one file written by scripts/compare.sh; without it, the
 newest in bench/results/ (by the date inside, then by name). The page's
 Parquet set comes from RESULTS.txt, the output of scripts/parquet.sh;
 without it, the newest bench/results/*-parquet.txt (by name, which starts
-with its date), if any. Only the standard library is used: the chart is
+with its date), if any; the CSV set likewise from scripts/csv.sh's output
+(--csv, or the newest *-csv.txt). Only the standard library is used: the chart is
 SVG written by this code, so that a figure can always be traced back to
 the numbers in the results.
 """
@@ -133,9 +134,15 @@ def newest_results():
     return max(paths, key=key)
 
 
-def newest_parquet():
-    paths = glob.glob(os.path.join(ROOT, "bench", "results", "*-parquet.txt"))
+def newest_lab_run(suffix):
+    """The newest bench/results/*-SUFFIX.txt, by name (which starts with
+    its date), if any."""
+    paths = glob.glob(os.path.join(ROOT, "bench", "results", f"*-{suffix}.txt"))
     return max(paths, key=os.path.basename) if paths else None
+
+
+def newest_parquet():
+    return newest_lab_run("parquet")
 
 
 PARQUET_TOOLS = {"duck": "DuckDB", "polars": "Polars"}
@@ -154,19 +161,76 @@ PARQUET_PAIR = re.compile(
 )
 
 
-def parquet_run(text, source):
-    """The figures of a scripts/parquet.sh run, from its output: the header
-    it starts with, a block per tool from scripts/ab.py, brc's peak memory
-    and, last, the tools' versions."""
+def lab_run(text, source, script, tools):
+    """The figures of a run of `script` (scripts/parquet.sh or csv.sh), from
+    its output: the header it starts with, a block per tool (of `tools`)
+    from scripts/ab.py, brc's peak memory and, last, the tools' versions."""
     header = PARQUET_HEADER.match(text)
     pairs = [m.groupdict() for m in PARQUET_PAIR.finditer(text)]
     memory = re.search(r"^brc peak memory: (\d+) KiB", text, re.M)
+    outputs = re.search(r"^outputs: (.+)$", text, re.M)
     blocks = re.findall(r"^== ", text, re.M)
-    whole = pairs and len(pairs) == len(blocks) and all(p["tool"] in PARQUET_TOOLS for p in pairs)
-    if not (header and whole and memory):
-        raise SystemExit(f"render_benchmarks.py: {source} is not the output of scripts/parquet.sh")
+    whole = pairs and len(pairs) == len(blocks) and all(p["tool"] in tools for p in pairs)
+    if not (header and whole and memory and outputs):
+        raise SystemExit(f"render_benchmarks.py: {source} is not the output of {script}")
     versions = text.rstrip("\n").split("\n")[-1]
-    return {**header.groupdict(), "pairs": pairs, "memory_kib": int(memory.group(1)), "versions": versions}
+    return {
+        **header.groupdict(),
+        "pairs": pairs,
+        "memory_kib": int(memory.group(1)),
+        "outputs": outputs.group(1),
+        "versions": versions,
+    }
+
+
+def parquet_run(text, source):
+    """The figures of a scripts/parquet.sh run, from its output."""
+    return lab_run(text, source, "scripts/parquet.sh", PARQUET_TOOLS)
+
+
+CSV_TOOLS = {
+    "duck": "DuckDB",
+    "polars": "Polars",
+    "datamash": "GNU datamash",
+    "miller": "Miller",
+    "text": "brc on a text file",
+}
+
+
+def csv_run(text, source):
+    """The figures of a scripts/csv.sh run, from its output."""
+    return lab_run(text, source, "scripts/csv.sh", CSV_TOOLS)
+
+
+def csv_section(run, source):
+    """The CSV set: brc against each tool, run alternately."""
+    lines = [
+        "## CSV: a data logger's export",
+        "",
+        f"Measured by `{public(run['command'])}` ({public(run['notes'])}) on {run['date']}, "
+        f"kept in `{public(source)}`. Machine: {run['cpu']}; load average {run['load']} "
+        "before the run.",
+        "",
+        f"Data: {public(run['data'])}. Checked before timing: {run['outputs']} (min, max and "
+        "count as read, the mean from the sum, rounded half toward +∞ at 3 decimals).",
+        "",
+        "Each tool runs alternately with brc (tool, brc, tool, brc, …), `scripts/ab.py`; "
+        "*÷ brc* is the median of the pairs' ratios: over 1 where brc is faster. "
+        "*brc on a text file* is brc reading the challenge's format, about as many bytes: "
+        "under 1 where CSV costs brc more than text.",
+        "",
+        "| Tool | Pairs | Its wall | brc's wall | ÷ brc, wall | ÷ brc, CPU (range) |",
+        "|---|--:|--:|--:|--:|--:|",
+    ]
+    for p in run["pairs"]:
+        lines.append(
+            f"| {CSV_TOOLS[p['tool']]} | {p['pairs']} | {seconds(float(p['wall']))} "
+            f"| {seconds(float(p['brc_wall']))} "
+            f"| **{float(p['wall_ratio']):.2f}×** "
+            f"| {float(p['cpu_ratio']):.2f}× ({float(p['low']):.2f}–{float(p['high']):.2f}×) |"
+        )
+    lines += ["", f"brc's peak memory: {mib(run['memory_kib'])}. Versions: {run['versions']}.", ""]
+    return lines
 
 
 def parquet_section(run, source):
@@ -231,9 +295,9 @@ def full_file(rs):
 # --- markdown ----------------------------------------------------------------
 
 
-def markdown(run, source, svg_name, readme="../scripts/README.md", parquet=None):
-    """The page; `readme` is scripts/README.md relative to it; `parquet`, the
-    Parquet set's run and where it is kept, if any."""
+def markdown(run, source, svg_name, readme="../scripts/README.md", parquet=None, csv=None):
+    """The page; `readme` is scripts/README.md relative to it; `parquet` and
+    `csv`, the Parquet and CSV sets' runs and where they are kept, if any."""
     settings, m = run["settings"], run["machine"]
     rows, small = settings["rows"], settings["small_rows"]
     files = repository_files(run)
@@ -243,6 +307,7 @@ def markdown(run, source, svg_name, readme="../scripts/README.md", parquet=None)
         f"Generated by `{command}` on {run['date']}, rendered by",
         f"`python3 scripts/render_benchmarks.py {source}"
         + (f" --parquet {public(parquet[1])}" if parquet else "")
+        + (f" --csv {public(csv[1])}" if csv else "")
         + "`. Do not edit by hand:",
         # Without --publish, compare.sh writes a page of its own elsewhere.
         f"rerun the command{'' if '--publish' in command else ' with `--publish`'} instead "
@@ -314,6 +379,8 @@ def markdown(run, source, svg_name, readme="../scripts/README.md", parquet=None)
         lines += side_by_side(run, dataset)
     if parquet:
         lines += parquet_section(*parquet)
+    if csv:
+        lines += csv_section(*csv)
     lines += method(run, files)
     if any(ELIDED in line for line in intro + lines):
         intro.append(f"`{ELIDED}` marks a path of the machine the figures were measured on, cut short.")
@@ -549,6 +616,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="?", help="default: the newest bench/results/*.json")
     parser.add_argument("--parquet", help="default: the newest bench/results/*-parquet.txt, if any")
+    parser.add_argument("--csv", help="default: the newest bench/results/*-csv.txt, if any")
     parser.add_argument("--md", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     parser.add_argument("--svg", default=os.path.join(ROOT, "docs", "benchmarks.svg"))
     args = parser.parse_args()
@@ -562,13 +630,19 @@ def main():
         parquet_source = os.path.relpath(os.path.abspath(parquet_path), ROOT)
         with open(parquet_path, encoding="utf-8") as f:
             parquet = (parquet_run(f.read(), parquet_source), parquet_source)
+    csv = None
+    csv_path = args.csv or newest_lab_run("csv")
+    if csv_path:
+        csv_source = os.path.relpath(os.path.abspath(csv_path), ROOT)
+        with open(csv_path, encoding="utf-8") as f:
+            csv = (csv_run(f.read(), csv_source), csv_source)
     os.makedirs(os.path.dirname(os.path.abspath(args.md)), exist_ok=True)
     os.makedirs(os.path.dirname(os.path.abspath(args.svg)), exist_ok=True)
     md_dir = os.path.dirname(os.path.abspath(args.md))
     svg_name = os.path.relpath(os.path.abspath(args.svg), md_dir)
     readme = os.path.relpath(os.path.join(ROOT, "scripts", "README.md"), md_dir)
     with open(args.md, "w", encoding="utf-8") as f:
-        f.write(markdown(run, source, svg_name, readme, parquet))
+        f.write(markdown(run, source, svg_name, readme, parquet, csv))
     with open(args.svg, "w", encoding="utf-8") as f:
         f.write(svg(run))
 

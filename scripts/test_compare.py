@@ -65,6 +65,38 @@ brc peak memory: 33828 KiB, 0.27 s
 duckdb 2.0.1 polars 2.1.0
 """
 
+#: scripts/csv.sh's output, in the shape bench/results keeps it; the
+#: figures are made up for the test, so that measuring changes no test.
+CSV_RUN = """\
+# scripts/csv.sh 11 (BRC=target/release/brc at 0123abc, PYTHON=bench/venv/bin/python)
+# 2026-11-29, Model name: Intel(R) Xeon(R) Processor, family 6 model 207, 2 vCPUs; load average before: 0.52
+# 1e8 rows of `brc generate --format csv --keys 413 --seed 1` (4.3GB; 3 decimals, quoted names, 1% empty), datamash on a sorted TSV copy, text: 311241012 rows of `brc generate --keys 413 --seed 1` (4.3GB); 2 threads each (datamash 1)
+outputs: brc, DuckDB, Polars, datamash and Miller print the same bytes
+== duck over brc
+A: median wall 1.500 s, CPU 2.900 s
+B: median wall 9.000 s, CPU 17.100 s
+B/A over 11 pairs: CPU 5.897x (pairs 5.50-6.20x), wall 6.000x
+== polars over brc
+A: median wall 1.520 s, CPU 2.950 s
+B: median wall 12.160 s, CPU 23.000 s
+B/A over 11 pairs: CPU 7.797x (pairs 7.10-8.40x), wall 8.000x
+== datamash over brc
+A: median wall 1.510 s, CPU 2.920 s
+B: median wall 60.400 s, CPU 60.100 s
+B/A over 3 pairs: CPU 20.582x (pairs 20.10-21.00x), wall 40.000x
+== miller over brc
+A: median wall 1.490 s, CPU 2.900 s
+B: median wall 149.000 s, CPU 290.000 s
+B/A over 3 pairs: CPU 100.000x (pairs 98.00-102.00x), wall 100.000x
+== text over brc
+A: median wall 1.500 s, CPU 2.900 s
+B: median wall 1.250 s, CPU 2.400 s
+B/A over 11 pairs: CPU 0.828x (pairs 0.80-0.85x), wall 0.833x
+brc peak memory: 40960 KiB, 1.50 s
+duckdb 2.0.1 polars 2.1.0 datamash 1.7 miller 6.6.0
+"""
+
+
 class Files(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -349,6 +381,41 @@ class Results(Run):
         for bad in (text.replace("== duck over", "== duck under"), text.replace("brc peak memory", "peak")):
             with self.assertRaises(SystemExit):
                 render_benchmarks.parquet_run(bad, source)
+
+    def test_csv_set(self):
+        source = "bench/results/2026-11-29-csv.txt"
+        csv = render_benchmarks.csv_run(CSV_RUN, source)
+        self.assertEqual((csv["date"], csv["memory_kib"]), ("2026-11-29", 40960))
+        self.assertEqual([p["tool"] for p in csv["pairs"]], ["duck", "polars", "datamash", "miller", "text"])
+        parquet = render_benchmarks.parquet_run(PARQUET_RUN, "bench/results/2026-11-28-parquet.txt")
+        run, _ = self.finished_run()
+        md = render_benchmarks.markdown(
+            run, "bench/results/run.json", "benchmarks.svg",
+            parquet=(parquet, "bench/results/2026-11-28-parquet.txt"), csv=(csv, source),
+        )
+        self.assertIn(
+            "render_benchmarks.py bench/results/run.json --parquet bench/results/2026-11-28-parquet.txt "
+            f"--csv {source}`", md)
+        self.assertIn("Measured by `scripts/csv.sh 11` (", md)
+        self.assertIn("Checked before timing: brc, DuckDB, Polars, datamash and Miller print the same bytes", md)
+        self.assertIn("| DuckDB | 11 | 9 s | 1.5 s | **6.00×** | 5.90× (5.50–6.20×) |", md)
+        self.assertIn("| GNU datamash | 3 | 60.4 s | 1.51 s | **40.00×** | 20.58× (20.10–21.00×) |", md)
+        self.assertIn("| Miller | 3 | 149 s | 1.49 s | **100.00×** |", md)
+        self.assertIn("| brc on a text file | 11 | 1.25 s | 1.5 s | **0.83×** |", md)
+        self.assertIn("brc's peak memory: 40 MiB. Versions: duckdb 2.0.1 polars 2.1.0 datamash 1.7 miller 6.6.0.", md)
+        # After the Parquet set, before the method.
+        self.assertLess(md.index("## Parquet"), md.index("## CSV"))
+        self.assertLess(md.index("## CSV"), md.index("## How these figures are made"))
+        md = render_benchmarks.markdown(run, "bench/results/run.json", "benchmarks.svg")
+        self.assertNotIn("## CSV", md)
+        self.assertNotIn("--csv", md)
+        # Not the script's output: refused, not half read; nor is a
+        # Parquet run taken for a CSV one.
+        for bad in (CSV_RUN.replace("== miller over", "== mlr over"), CSV_RUN.replace("outputs:", "output:")):
+            with self.assertRaises(SystemExit):
+                render_benchmarks.csv_run(bad, source)
+        with self.assertRaises(SystemExit):
+            render_benchmarks.parquet_run(CSV_RUN, source)
 
 
 # An absolute path in a page: after a blank, a quote, `=` or `(`. The
