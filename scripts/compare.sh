@@ -7,7 +7,7 @@
 # from a fresh clone:
 #
 #   1. checks that the tools it needs are installed: hyperfine, time and,
-#      as TOOLS and PEERS ask, datamash, awk and each peer's compiler; it
+#      as TOOLS and PEERS ask, datamash, awk, Miller and each peer's compiler; it
 #      stops, naming what is missing, unless --install lets it install them
 #      (apt-get, through sudo when not root); duckdb and polars go into a
 #      venv at bench/venv (pip); builds each peer with its own documented
@@ -32,6 +32,11 @@
 # The Parquet set, brc against DuckDB and Polars on the One Trillion Row
 # Challenge's files, is scripts/parquet.sh, run apart; the page shows its
 # newest results kept in bench/results/ (*-parquet.txt) beside these.
+# The CSV set (`csv` in TOOLS) is scripts/csv.sh, run after the text sets
+# with ROWS rows: brc against DuckDB, Polars, datamash and Miller on a file
+# of `brc generate --format csv`, alternated pairs; its output, <date>-csv.txt
+# (-csv-<ROWS>.txt for a row count other than 1e8), goes beside the results
+# and onto the page.
 #
 # Options:
 #   --publish    write the results to bench/results/ and render the published
@@ -50,7 +55,9 @@
 #   SMALL_ROWS=ROWS/10     rows for the slow tools (brc naive, datamash, awk);
 #                          their times are extrapolated linearly and marked so
 #   KEYS="413 10k"         data sets, as `brc generate --keys` takes them
-#   TOOLS="brc duckdb polars datamash awk"
+#   TOOLS="brc duckdb polars datamash awk csv"
+#   CSV_PAIRS=11 CSV_KEYS=413  the CSV set's pairs (SLOW_PAIRS=3 for datamash
+#                          and Miller) and station set (scripts/csv.sh)
 #   BRC=path               a brc binary to use instead of building one
 #   PEERS="NAME=CHECKOUT ..." peers to include, each a clone you made of its
 #                          repository; NAME picks its adapter in
@@ -105,7 +112,7 @@ done
 
 # What was set by hand goes into the results, so the run can be repeated.
 overrides=""
-for var in RUNS WARMUP THREADS SMALL_ROWS KEYS TOOLS BRC PEERS PAIRS; do
+for var in RUNS WARMUP THREADS SMALL_ROWS KEYS TOOLS BRC PEERS PAIRS CSV_PAIRS CSV_KEYS SLOW_PAIRS; do
     if [[ ${!var+x} && ${!var} == *[[:space:]]* ]]; then
         overrides+="$var=\"${!var}\" "
     elif [ -n "${!var+x}" ]; then
@@ -165,7 +172,10 @@ threads=${THREADS:-$(nproc)}
 pairs=${PAIRS:-21}
 [[ $pairs =~ ^[0-9]{1,4}$ ]] || die "PAIRS: expected a number of pairs, found '$pairs'"
 keysets=${KEYS:-"413 10k"}
-tools=" ${TOOLS:-brc duckdb polars datamash awk} "
+tools=" ${TOOLS:-brc duckdb polars datamash awk csv} "
+csv_pairs=${CSV_PAIRS:-11}
+[[ $csv_pairs =~ ^[1-9][0-9]{0,3}$ ]] || die "CSV_PAIRS: expected a number of pairs, found '$csv_pairs'"
+csv_keys=${CSV_KEYS:-413}
 [ "$small_rows" -le "$rows" ] || die "SMALL_ROWS ($small_rows) is larger than ROWS ($rows)"
 wants() { [[ $tools == *" $1 "* ]]; }
 
@@ -179,8 +189,11 @@ host=${host%%.*}
 date_=$(date +%Y-%m-%d)
 results_name=$date_-$host.json
 [ "$rows_label" = 1e8 ] || results_name=$date_-$host-$rows_label.json
+csv_name=$date_-csv.txt
+[ "$rows_label" = 1e8 ] || csv_name=$date_-csv-$rows_label.txt
 if [ "$publish" = yes ]; then
     results=bench/results/$results_name
+    csv_results=bench/results/$csv_name
     page=docs/benchmarks.md
     chart=docs/benchmarks.svg
 else
@@ -188,6 +201,7 @@ else
     # Shown relative to the repository when inside it.
     [[ $out_at != "$root"/* ]] || out_at=${out_at#"$root"/}
     results=$out_at/$results_name
+    csv_results=$out_at/$csv_name
     page=$out_at/benchmarks.md
     chart=$out_at/benchmarks.svg
 fi
@@ -201,7 +215,8 @@ find_missing() {
     command -v hyperfine >/dev/null || missing+=(hyperfine)
     # Every tool but the peers gets its peak RSS from `/usr/bin/time -v`.
     if [[ -n ${tools// /} ]] && ! [ -x /usr/bin/time ]; then missing+=(time); fi
-    ! wants datamash || command -v datamash >/dev/null || missing+=(datamash)
+    if wants datamash || wants csv; then command -v datamash >/dev/null || missing+=(datamash); fi
+    ! wants csv || command -v mlr >/dev/null || missing+=(miller)
     ! wants awk || command -v awk >/dev/null || missing+=(mawk)
     # Each peer's adapter names the compiler it needs, as apt calls it.
     local name
@@ -222,12 +237,13 @@ venv_py=$venv/bin/python
 # The lab's own scripts need only the standard library.
 py=python3
 need_venv=no
-if wants duckdb || wants polars; then
+if wants duckdb || wants polars || wants csv; then
     "$venv_py" -c 'import duckdb, polars' 2>/dev/null || need_venv=yes
 fi
 
 if [ "$dry_run" = yes ]; then
     echo "results: $results"
+    ! wants csv || echo "csv set: $csv_results"
     echo "page:    $page"
     echo "chart:   $chart"
     [ "$need_venv" = no ] || echo "a run would first install duckdb and polars into $venv (pip)"
@@ -367,7 +383,8 @@ side_by_side=$work/pairs.jsonl
 tool_versions=()
 ! wants duckdb || tool_versions+=(--version "duckdb=$("$venv_py" -c 'import duckdb; print(duckdb.__version__)')")
 ! wants polars || tool_versions+=(--version "polars=$("$venv_py" -c 'import polars; print(polars.__version__)')")
-! wants datamash || tool_versions+=(--version "datamash=$(datamash --version | head -n 1)")
+if wants datamash || wants csv; then tool_versions+=(--version "datamash=$(datamash --version | head -n 1)"); fi
+! wants csv || tool_versions+=(--version "miller=$(mlr --version)")
 ! wants awk || tool_versions+=(--version "awk=$awk_version")
 published=
 [ "$publish" = no ] || published="--publish "
@@ -505,16 +522,41 @@ for keys in $keysets; do
     done
 done
 
+# --- 4b. the CSV set --------------------------------------------------------
+
+# scripts/csv.sh checks and times it (its own data, tools and pairs); a
+# failure is reported and the page rendered without it.
+csv_render=()
+csv_failed=no
+if wants csv; then
+    echo
+    echo "== the CSV set: scripts/csv.sh --rows $rows_label $csv_pairs (KEYS=$csv_keys)"
+    mkdir -p "$(dirname "$csv_results")"
+    if env -u TOOLS KEYS="$csv_keys" BRC="$BRC" PYTHON="$venv_py" \
+        scripts/csv.sh --rows "$rows_label" "$csv_pairs" >"$work/csv.txt"; then
+        cp "$work/csv.txt" "$csv_results"
+        csv_render=(--csv "$csv_results")
+    else
+        csv_failed=yes
+        echo "   the CSV set failed (its output so far: $work/csv.txt); the page goes without it" >&2
+    fi
+fi
+
 # --- 5. results, page and chart --------------------------------------------
 
 mkdir -p "$(dirname "$results")" "$(dirname "$page")" "$(dirname "$chart")"
 "$py" scripts/compare/results.py finish --meta "$work/meta.json" --entries "$entries" \
     --pairs "$side_by_side" --reference "$reference_label" --out "$results"
-"$py" scripts/render_benchmarks.py "$results" --md "$page" --svg "$chart"
+"$py" scripts/render_benchmarks.py "$results" --md "$page" --svg "$chart" ${csv_render[@]+"${csv_render[@]}"}
 echo
 echo "== wrote $results, $page and $chart (details in $work)"
+[ ${#csv_render[@]} -eq 0 ] || echo "== wrote the CSV set's $csv_results"
 [ "$publish" = yes ] || echo "   (a try: only --publish writes docs/benchmarks.md, docs/benchmarks.svg and bench/results/)"
 if grep -q '"status": "failed"' "$results"; then
     echo "compare.sh: some tools disagreed with brc or failed; see $page" >&2
+    exit 1
+fi
+if [ "$csv_failed" = yes ]; then
+    echo "compare.sh: the CSV set failed (scripts/csv.sh); see $work/csv.txt" >&2
     exit 1
 fi

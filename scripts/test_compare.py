@@ -608,7 +608,20 @@ exec "$@"
 
 # Commands a test hides: the ones compare.sh may find missing, and the
 # real installers.
-HIDDEN = {"hyperfine", "datamash", "apt-get", "sudo", "clang", "clang-17", "g++"}
+HIDDEN = {"hyperfine", "datamash", "mlr", "apt-get", "sudo", "clang", "clang-17", "g++"}
+
+# Stand in for the CSV set's tools, which compare.sh only asks for their
+# versions, and for scripts/csv.sh, which records how it was called and
+# prints a run, or fails when CSV_FAIL is set.
+FAKE_DATAMASH = "#!/bin/sh\necho 'datamash (GNU datamash) 1.7'\n"
+FAKE_MLR = "#!/bin/sh\necho 'mlr 6.6.0'\n"
+FAKE_VENV_PYTHON = "#!/bin/sh\necho 1.0\n"
+FAKE_CSV_SH = r"""#!/bin/sh
+echo "$* TOOLS=${TOOLS-unset} KEYS=$KEYS PYTHON=$PYTHON BRC=$BRC" >>"$FAKE_LOG"
+[ -z "${CSV_FAIL:-}" ] || { echo "# half a run"; exit 1; }
+cat <<'RUN'
+""" + CSV_RUN + """RUN
+"""
 
 
 class CompareSh(unittest.TestCase):
@@ -757,6 +770,42 @@ class CompareSh(unittest.TestCase):
         self.assertIn("- brc fast (1 thread): `fake/brc --engine fast --threads 1 bench/data/measurements-413-1e2.txt`", md)
         self.assertNotIn(self.dir.name, md)
         self.assertTrue(os.path.exists(os.path.join(self.repo, chart)))
+
+    def test_the_csv_set_goes_beside_the_results_and_onto_the_page(self):
+        for name, script in (("hyperfine", FAKE_HYPERFINE), ("datamash", FAKE_DATAMASH), ("mlr", FAKE_MLR)):
+            self.make(name, script)
+        venv = os.path.join(self.repo, "bench", "venv", "bin")
+        os.makedirs(venv)
+        with open(os.path.join(venv, "python"), "w", encoding="utf-8") as f:
+            f.write(FAKE_VENV_PYTHON)
+        os.chmod(os.path.join(venv, "python"), 0o755)
+        with open(os.path.join(self.repo, "scripts", "csv.sh"), "w", encoding="utf-8") as f:
+            f.write(FAKE_CSV_SH)
+        knobs = dict(TOOLS="brc csv", RUNS="1", WARMUP="0", THREADS="1", PAIRS="0", CSV_PAIRS="2")
+        done = self.compare("100", **knobs)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assert_published_untouched()
+        # csv.sh gets the rows, its pairs, its own keys and no TOOLS of compare.sh's.
+        [call] = self.installers()
+        self.assertEqual(call, "--rows 1e2 2 TOOLS=unset KEYS=413 PYTHON=bench/venv/bin/python BRC=fake/brc")
+        m = re.search(r"^== wrote the CSV set's (bench/work/\d{8}-\d{6}/\d{4}-\d\d-\d\d-csv-1e2\.txt)$", done.stdout, re.M)
+        self.assertIsNotNone(m, done.stdout)
+        with open(os.path.join(self.repo, m.group(1)), encoding="utf-8") as f:
+            self.assertEqual(f.read(), CSV_RUN)
+        work = os.path.dirname(m.group(1))
+        with open(os.path.join(self.repo, work, "benchmarks.md"), encoding="utf-8") as f:
+            md = f.read()
+        self.assertIn(f"--csv {m.group(1)}`", md)
+        self.assertIn("## CSV: a data logger's export", md)
+        self.assertIn("- miller: mlr 6.6.0", md)
+        # A failed CSV set: said, the page rendered without it, exit 1.
+        os.remove(self.log)
+        done = self.compare("100", CSV_FAIL="1", **knobs)
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertIn("the CSV set failed", done.stderr)
+        m = re.search(r"^== wrote \S+, (\S+) and ", done.stdout, re.M)
+        with open(os.path.join(self.repo, m.group(1)), encoding="utf-8") as f:
+            self.assertNotIn("## CSV", f.read())
 
 
 class LehuyducAdapter(unittest.TestCase):
