@@ -184,7 +184,7 @@ if wants datamash && [ ! -s "$sorted_tsv" ]; then
     mv "$sorted_tsv.tmp2" "$sorted_tsv"
 fi
 text_file=
-if wants text; then
+if wants text && [ "$check" = no ]; then
     # Rows of the text format that make about the CSV file's bytes, from
     # the bytes of 10^5 of its rows.
     sample=$("$BRC" generate --rows 100000 --keys "$keys" --seed 1 -q | wc -c)
