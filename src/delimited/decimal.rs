@@ -42,8 +42,51 @@ impl Refusal {
 
 /// Parses `cell` (quotes removed) as a decimal, ignoring spaces and tabs
 /// around it.
+#[inline]
 pub fn parse(cell: &[u8]) -> Result<Decimal, Refusal> {
     let cell = cell.trim_ascii();
+    quick(cell).map_or_else(|| general(cell), Ok)
+}
+
+/// The usual value, `-?digits[.digits]` with at most 18 digits, in one
+/// pass with one test a byte; `None` for anything else, which
+/// [`general`] then reads or refuses.
+#[inline]
+fn quick(cell: &[u8]) -> Option<Decimal> {
+    let (negative, rest) = match cell.first() {
+        Some(b'-') => (true, &cell[1..]),
+        _ => (false, cell),
+    };
+    if rest.is_empty() || rest.len() > MAX_DIGITS as usize {
+        return None;
+    }
+    let mut digits: u64 = 0;
+    let mut dot = None;
+    for (i, &b) in rest.iter().enumerate() {
+        let d = b.wrapping_sub(b'0');
+        if d < 10 {
+            digits = digits * 10 + u64::from(d);
+        } else if b == b'.' && dot.is_none() {
+            dot = Some(i);
+        } else {
+            return None;
+        }
+    }
+    let scale = dot.map_or(0, |i| rest.len() - i - 1) as u32;
+    // A lone `.` has no digit; more than 9 decimals are refused by
+    // `general`, which says so.
+    if rest.len() == 1 && dot.is_some() || scale > MAX_SCALE {
+        return None;
+    }
+    let units = digits as i64;
+    Some(Decimal {
+        units: if negative { -units } else { units },
+        scale,
+    })
+}
+
+/// Every accepted form, and the reason for refusing the others.
+fn general(cell: &[u8]) -> Result<Decimal, Refusal> {
     let (negative, rest) = match cell.split_first() {
         Some((b'-', rest)) => (true, rest),
         Some((b'+', rest)) => (false, rest),

@@ -116,11 +116,13 @@ impl Dialect {
         } else {
             slots[value] = Slot::Value;
         }
+        let nulls: Vec<Vec<u8>> = self.nulls.iter().map(|s| s.as_bytes().to_vec()).collect();
         Ok(Layout {
+            null_len: nulls.iter().map(Vec::len).max().unwrap_or(0),
             columns: header.len(),
             keys: key.len(),
             slots,
-            nulls: self.nulls.iter().map(|s| s.as_bytes().to_vec()).collect(),
+            nulls,
             delimiter: self.delimiter,
         })
     }
@@ -147,7 +149,18 @@ pub(crate) struct Layout {
     pub(crate) keys: usize,
     pub(crate) slots: Vec<Slot>,
     pub(crate) nulls: Vec<Vec<u8>>,
+    /// The longest of `nulls`: longer cells are compared with none.
+    pub(crate) null_len: usize,
     pub(crate) delimiter: u8,
+}
+
+impl Layout {
+    /// Whether a value cell (quotes removed, spaces trimmed) stands for a
+    /// missing value.
+    #[inline]
+    pub(crate) fn is_null(&self, cell: &[u8]) -> bool {
+        cell.len() <= self.null_len && self.nulls.iter().any(|n| n[..] == *cell)
+    }
 }
 
 /// A fault before its line is known: the offset of its row's start.

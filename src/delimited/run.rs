@@ -12,13 +12,14 @@
 //! thread, from its first row on.
 
 use std::io::{self, Read};
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::scan::{guess_row_start, row_start_after, Masks, Rows};
 use super::table::{feed, Table};
 use super::{CellError, CellFault, DelimitedError, Dialect, Layout};
-use crate::driver::{Content, Held, RunError};
+use crate::driver::{release, Content, Held, RunError};
 use crate::engine::Options;
 use crate::error::Error;
 use crate::shrink;
@@ -155,7 +156,14 @@ impl Run<'_> {
                     return Ok(Table::default());
                 }
                 let first = row_start_after(bytes, data, from);
-                let (table, fault) = self.chunks(bytes, first, until, &layout);
+                // A mapped file's pages are let go once read, so the run's
+                // memory does not grow with the file.
+                let read = |r: Range<usize>| {
+                    if let Held::Map(map) = &b.held {
+                        release(map, r);
+                    }
+                };
+                let (table, fault) = self.chunks(bytes, first, until, &layout, &read);
                 self.consumed
                     .fetch_add((until - from) as u64, Ordering::Relaxed);
                 match fault {
@@ -177,14 +185,13 @@ impl Run<'_> {
         first: usize,
         until: usize,
         layout: &Layout,
+        read: &(dyn Fn(Range<usize>) + Sync),
     ) -> (Table, Option<CellFault>) {
         let size = self.options.chunk_size.max(1);
         let n = (until - first).div_ceil(size);
         let threads = self.options.threads.max(1).min(n);
         if threads <= 1 {
-            let mut table = Table::default();
-            let (_, fault) = feed(bytes, first, until, layout, &mut table, self.masks);
-            return (table, fault);
+            return self.one_thread(bytes, first, until, layout, read);
         }
         let bound = |k: usize| (first + k * size).min(until);
         let next = AtomicUsize::new(0);
@@ -214,6 +221,7 @@ impl Run<'_> {
                             if fault.is_some() {
                                 failed.fetch_min(k, Ordering::Relaxed);
                             }
+                            read(lo..end.min(bytes.len()));
                             reads.lock().unwrap_or_else(|e| e.into_inner())[k] =
                                 Some((start, end, fault));
                         }
@@ -227,15 +235,13 @@ impl Run<'_> {
         });
         let reads = reads.into_inner().unwrap_or_else(|e| e.into_inner());
         let mut ended = first;
-        for read in reads {
-            let Some((start, end, fault)) = read else {
+        for chunk in reads {
+            let Some((start, end, fault)) = chunk else {
                 break;
             };
             if start != ended {
                 // A guess was wrong: read again, exactly, on one thread.
-                let mut table = Table::default();
-                let (_, fault) = feed(bytes, first, until, layout, &mut table, self.masks);
-                return (table, fault);
+                return self.one_thread(bytes, first, until, layout, read);
             }
             if fault.is_some() {
                 return (Table::default(), fault);
@@ -254,6 +260,28 @@ impl Run<'_> {
             }
         }
         (total, None)
+    }
+
+    /// Reads the rows starting in `first..until` on this thread, a chunk
+    /// at a time, each let go once read.
+    fn one_thread(
+        &self,
+        bytes: &[u8],
+        first: usize,
+        until: usize,
+        layout: &Layout,
+        read: &(dyn Fn(Range<usize>) + Sync),
+    ) -> (Table, Option<CellFault>) {
+        let size = self.options.chunk_size.max(1);
+        let mut table = Table::default();
+        let (mut at, mut fault) = (first, None);
+        while at < until && fault.is_none() {
+            let next = (at + size).min(until);
+            let (end, found) = feed(bytes, at, next, layout, &mut table, self.masks);
+            read(at..end.min(bytes.len()));
+            (at, fault) = (end, found);
+        }
+        (table, fault)
     }
 
     /// Reads a stream's rows in blocks, on this thread: each block ends at

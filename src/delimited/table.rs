@@ -46,49 +46,36 @@ impl Table {
         Ok(())
     }
 
-    /// Adds a row of `key`: its value, or `None` for a missing one. A
-    /// value beyond 18 digits is a [`CellError::Range`] without the cell,
-    /// which the caller fills in.
-    fn add(&mut self, key: &[u8], value: Option<Decimal>) -> Result<(), CellError> {
+    /// Adds a row of `key`: its value, or `None` for a missing one.
+    #[inline]
+    fn add(&mut self, key: &[u8], value: Option<Decimal>) -> Result<(), Refused> {
         let stats = match value {
             None => Stats::missing(),
             Some(d) => {
                 if d.scale > self.scale {
-                    self.rescale(d.scale).map_err(|_| CellError::Range {
-                        scale: d.scale,
-                        found: Vec::new(),
-                    })?;
+                    self.rescale(d.scale).map_err(|_| Refused::Range(d.scale))?;
                 }
                 let units = (d.units.checked_mul(10i64.pow(self.scale - d.scale)))
                     .filter(|v| v.abs() <= LIMIT)
-                    .ok_or(CellError::Range {
-                        scale: self.scale,
-                        found: Vec::new(),
-                    })?;
+                    .ok_or(Refused::Range(self.scale))?;
                 Stats::new(units)
             }
         };
         match self.map.get_mut(key) {
             Some(s) => {
-                let sum = s.sum.checked_add(stats.sum);
-                s.sum = sum.ok_or_else(|| CellError::Sum { key: key.to_vec() })?;
+                s.sum = s.sum.checked_add(stats.sum).ok_or(Refused::Sum)?;
                 s.min = s.min.min(stats.min);
                 s.max = s.max.max(stats.max);
                 s.count += stats.count;
                 s.missing += stats.missing;
             }
             None => {
-                if key.is_empty() {
-                    return Err(CellError::EmptyKey);
-                }
-                if key.len() > MAX_KEY_LEN {
-                    return Err(CellError::KeyTooLong { len: key.len() });
+                if key.is_empty() || key.len() > MAX_KEY_LEN {
+                    return Err(Refused::Key);
                 }
                 if std::str::from_utf8(key).is_err() || key.contains(&b'\n') || key.contains(&b'\r')
                 {
-                    return Err(CellError::Key {
-                        found: key.to_vec(),
-                    });
+                    return Err(Refused::Key);
                 }
                 self.map.insert(key.into(), stats);
             }
@@ -134,6 +121,36 @@ impl Table {
             .collect();
         keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         keys
+    }
+}
+
+/// Why [`Table::add`] refused a row: the [`CellError`] is built from it
+/// and the row only then, off the hot path.
+#[derive(Clone, Copy, Debug)]
+enum Refused {
+    /// A value beyond 18 digits at this scale.
+    Range(u32),
+    /// A key's sum beyond 128 bits.
+    Sum,
+    /// An empty, long, non-UTF-8 or multi-line key.
+    Key,
+}
+
+impl Refused {
+    /// The error, for `key` and the `value` cell.
+    fn error(self, key: &[u8], value: &[u8]) -> CellError {
+        match self {
+            Refused::Range(scale) => CellError::Range {
+                scale,
+                found: value.to_vec(),
+            },
+            Refused::Sum => CellError::Sum { key: key.to_vec() },
+            Refused::Key if key.is_empty() => CellError::EmptyKey,
+            Refused::Key if key.len() > MAX_KEY_LEN => CellError::KeyTooLong { len: key.len() },
+            Refused::Key => CellError::Key {
+                found: key.to_vec(),
+            },
+        }
     }
 }
 
@@ -211,7 +228,7 @@ pub(crate) fn feed(
         }
         let value_cell = picked.value.text(bytes, &mut values);
         let trimmed = value_cell.trim_ascii();
-        let value = if layout.nulls.iter().any(|n| n[..] == *trimmed) {
+        let value = if layout.is_null(trimmed) {
             None
         } else {
             match decimal::parse(trimmed) {
@@ -254,17 +271,14 @@ pub(crate) fn feed(
             }
             &joined
         };
-        if let Err(kind) = table.add(key, value) {
-            return match kind {
-                CellError::Range { scale, .. } => {
-                    let found = picked.value.text(bytes, &mut values).to_vec();
-                    fault(
-                        column_of(layout, Slot::Value),
-                        CellError::Range { scale, found },
-                    )
-                }
-                kind => fault(column_of(layout, Slot::Key(0)), kind),
+        if let Err(refused) = table.add(key, value) {
+            let column = match refused {
+                Refused::Range(_) => column_of(layout, Slot::Value),
+                _ => column_of(layout, Slot::Key(0)),
             };
+            let key = key.to_vec();
+            let kind = refused.error(&key, picked.value.text(bytes, &mut values));
+            return fault(column, kind);
         }
     }
     (rows.at(), None)

@@ -146,7 +146,7 @@ const LINE_MARGIN: usize = 64 << 10;
 /// the release takes in the aligned blocks around `range`, and each chunk
 /// releases everything its own cutting and feed mapped. A neighbour still
 /// reading a released block just refaults it.
-fn release(map: &Mmap, range: Range<usize>) {
+pub(crate) fn release(map: &Mmap, range: Range<usize>) {
     let start = range.start.saturating_sub(LINE_MARGIN) / RELEASE_ALIGN * RELEASE_ALIGN;
     let end = range.end.div_ceil(RELEASE_ALIGN) * RELEASE_ALIGN;
     let end = end.min(map.len());

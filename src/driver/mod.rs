@@ -29,6 +29,7 @@ mod stream;
 
 pub(crate) use self::failure::RunError;
 use self::failure::{LineNumber, RankedFailure};
+pub(crate) use self::mapped::release;
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
