@@ -90,18 +90,12 @@ impl Dialect {
                 Column::Name(name) => (header.iter().position(|h| h == name.as_bytes()))
                     .ok_or_else(|| CellError::MissingColumn {
                         column: c.to_string(),
-                        found: header
-                            .iter()
-                            .map(|h| String::from_utf8_lossy(h).into())
-                            .collect(),
+                        found: shown(header),
                     }),
                 Column::Position(n) if *n <= header.len() => Ok(n - 1),
                 Column::Position(_) => Err(CellError::MissingColumn {
                     column: c.to_string(),
-                    found: header
-                        .iter()
-                        .map(|h| String::from_utf8_lossy(h).into())
-                        .collect(),
+                    found: shown(header),
                 }),
             }
         };
@@ -126,6 +120,14 @@ impl Dialect {
             delimiter: self.delimiter,
         })
     }
+}
+
+/// A header's cells as an error lists them: line breaks and other
+/// control characters escaped, so the message stays on one line.
+fn shown(header: &[Vec<u8>]) -> Vec<String> {
+    (header.iter())
+        .map(|h| String::from_utf8_lossy(h).escape_debug().to_string())
+        .collect()
 }
 
 /// What a column's cells are to the aggregation.
