@@ -30,7 +30,7 @@ use std::io::{self, Read, Write};
 use compact_str::CompactString;
 
 use crate::error::Shown;
-use crate::stats::Stats;
+use crate::stats::{Stats, MAX_UNITS};
 use crate::summary::Summary;
 
 pub use read::{LineError, MAX_LINE_LEN};
@@ -157,7 +157,7 @@ pub enum OverflowError {
     },
     /// A station whose min or max does not fit 64 bits at the scale of
     /// another partial's values.
-    #[error("station {}: its values do not fit 64 bits with {scale} decimals", Shown(.station.as_bytes()))]
+    #[error("station {}: its values do not fit 18 digits with {scale} decimals", Shown(.station.as_bytes()))]
     Scale {
         /// The station.
         station: String,
@@ -246,11 +246,13 @@ impl From<Stats> for Total {
     }
 }
 
-/// `stats` at values `factor` times finer, if its min and max still fit.
+/// `stats` at values `factor` times finer, if its min and max still fit
+/// 18 digits.
 fn finer(mut stats: Stats, factor: i64) -> Option<Stats> {
     if stats.count > 0 {
-        stats.min = stats.min.checked_mul(factor)?;
-        stats.max = stats.max.checked_mul(factor)?;
+        let up = |v: i64| v.checked_mul(factor).filter(|v| v.abs() <= MAX_UNITS);
+        stats.min = up(stats.min)?;
+        stats.max = up(stats.max)?;
         stats.sum = stats.sum.checked_mul(factor.into())?;
     }
     Some(stats)

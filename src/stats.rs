@@ -21,6 +21,10 @@ pub const MAX_SCALE: u32 = 9;
 /// most digits a value may have at its file's scale: `DECIMAL(18, s)`.
 pub const MAX_DIGITS: u32 = 18;
 
+/// The largest magnitude of a value in units, whatever its scale: 18
+/// digits.
+pub const MAX_UNITS: i64 = 10i64.pow(MAX_DIGITS) - 1;
+
 /// The longest key of a delimited file, in bytes (composite keys joined).
 pub const MAX_KEY_LEN: usize = 1024;
 
@@ -162,10 +166,10 @@ pub fn half_up(num: i128, den: i128) -> i128 {
 }
 
 /// `units` at `scale` decimals as units at `shown` decimals: exact when
-/// `shown >= scale` (`None` past `i64`), else rounded half toward +∞.
+/// `shown >= scale` (`None` past 18 digits), else rounded half toward +∞.
 pub fn rescale(units: i64, scale: u32, shown: u32) -> Option<i64> {
     match shown.checked_sub(scale) {
-        Some(up) => units.checked_mul(10i64.checked_pow(up)?),
+        Some(up) => (units.checked_mul(10i64.checked_pow(up)?)).filter(|v| v.abs() <= MAX_UNITS),
         None => {
             let den = 10i128.pow(scale - shown);
             i64::try_from(half_up(i128::from(units), den)).ok()

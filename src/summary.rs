@@ -57,6 +57,9 @@ pub struct Summary {
     /// Whether the input could lack values (a delimited file's empty
     /// cells), so that the output says how many each key lacked.
     missing: bool,
+    /// Bad rows skipped (a delimited file's, when asked), and where the
+    /// first few were: the input's index and the line.
+    skipped: (u64, Vec<(usize, u64)>),
 }
 
 impl Default for Summary {
@@ -93,6 +96,19 @@ impl Summary {
     /// The summary, saying whether its input could lack values.
     pub(crate) fn counting_missing(mut self, missing: bool) -> Summary {
         self.missing = missing;
+        self
+    }
+
+    /// How many bad rows were skipped (`Dialect::skip_bad_rows`), and
+    /// where the first few were: each an input's index among the run's
+    /// inputs and a 1-based line.
+    pub fn skipped(&self) -> (u64, &[(usize, u64)]) {
+        (self.skipped.0, &self.skipped.1)
+    }
+
+    /// The summary, with the bad rows its run skipped.
+    pub(crate) fn skipping(mut self, count: u64, first: Vec<(usize, u64)>) -> Summary {
+        self.skipped = (count, first);
         self
     }
 
@@ -133,8 +149,12 @@ impl Summary {
             if s.count == 0 {
                 continue;
             }
-            let scaled = (s.min.checked_mul(factor))
-                .zip(s.max.checked_mul(factor))
+            let up = |v: i64| {
+                v.checked_mul(factor)
+                    .filter(|v| v.abs() <= crate::stats::MAX_UNITS)
+            };
+            let scaled = (up(s.min))
+                .zip(up(s.max))
                 .zip(s.sum.checked_mul(factor.into()));
             let Some(((min, max), sum)) = scaled else {
                 let value = if s.min.unsigned_abs() > s.max.unsigned_abs() {
@@ -211,6 +231,7 @@ impl Summary {
             scale: 1,
             shown: 1,
             missing: false,
+            skipped: (0, Vec::new()),
         }
     }
 

@@ -25,8 +25,8 @@ pub enum Column {
 }
 
 impl Column {
-    /// A column as the command line writes it: a header name, or a
-    /// 1-based position for a number no header cell equals.
+    /// A column as the command line writes it: a 1-based position for a
+    /// number (`3`), else a header name.
     pub fn parse(s: &str) -> Column {
         match s.parse::<usize>() {
             Ok(n) if n >= 1 && !s.starts_with(['+', '0']) => Column::Position(n),
@@ -57,6 +57,10 @@ pub struct Dialect {
     /// Value cells that stand for a missing value, compared after quotes
     /// are removed and spaces trimmed.
     pub nulls: Vec<String>,
+    /// Whether a bad row (a value that is no number, a key that is no key,
+    /// another number of cells than the header's) is skipped and counted
+    /// instead of failing the run. Quoting faults always fail it.
+    pub skip_bad_rows: bool,
 }
 
 /// What joins the cells of a composite key: `site|sensor`. A `|` or `\`
@@ -74,6 +78,7 @@ impl Dialect {
             key,
             value,
             nulls: NULLS.iter().map(|s| s.to_string()).collect(),
+            skip_bad_rows: false,
         }
     }
 
@@ -118,6 +123,7 @@ impl Dialect {
             slots,
             nulls,
             delimiter: self.delimiter,
+            skip: self.skip_bad_rows,
         })
     }
 }
@@ -154,6 +160,8 @@ pub(crate) struct Layout {
     /// The longest of `nulls`: longer cells are compared with none.
     pub(crate) null_len: usize,
     pub(crate) delimiter: u8,
+    /// Whether bad rows are skipped ([`Dialect::skip_bad_rows`]).
+    pub(crate) skip: bool,
 }
 
 impl Layout {

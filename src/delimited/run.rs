@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::scan::{guess_row_start, row_start_after, Masks, Rows};
-use super::table::{feed, Table};
+use super::table::{feed, Table, SKIPPED_SHOWN};
 use super::{CellError, CellFault, DelimitedError, Dialect, Layout};
 use crate::driver::{release, Content, Held, RunError};
 use crate::engine::Options;
@@ -53,13 +53,15 @@ pub(crate) fn aggregate_with<'a>(
         consumed,
         masks,
         header: None,
+        skipped: 0,
+        first_skipped: Vec::new(),
     };
     let mut total = Table::default();
     for (input, content) in contents {
         let failed = |error: Error| RunError { input, error };
         let table = match content.map_err(|e| failed(e.into()))? {
-            Content::Bytes(b) => run.bytes(b),
-            Content::Stream(reader) => run.stream(reader),
+            Content::Bytes(b) => run.bytes(b, input),
+            Content::Stream(reader) => run.stream(reader, input),
         };
         let merged = table.and_then(|t| {
             total.merge(t).map_err(|kind| {
@@ -74,9 +76,11 @@ pub(crate) fn aggregate_with<'a>(
         merged.map_err(failed)?;
     }
     let scale = total.scale();
+    run.first_skipped.truncate(SKIPPED_SHOWN);
     Ok(Summary::from_sorted(total.into_sorted())
         .at_scale(scale)
-        .counting_missing(true))
+        .counting_missing(true)
+        .skipping(run.skipped, run.first_skipped))
 }
 
 /// What a run's inputs share.
@@ -87,6 +91,9 @@ struct Run<'d> {
     masks: Masks,
     /// The first input's header, which every other must repeat.
     header: Option<Vec<Vec<u8>>>,
+    /// Bad rows skipped, and the first few: input and line.
+    skipped: u64,
+    first_skipped: Vec<(usize, u64)>,
 }
 
 /// What reading a chunk gave: where its rows started (a guess but for the
@@ -130,8 +137,20 @@ impl Run<'_> {
         Ok(Some((rows.at(), layout)))
     }
 
+    /// Takes the skipped rows out of `table`, the rows of `bytes` from
+    /// `start` (a line start after `lines` lines of input `input`).
+    fn skipped(&mut self, table: &mut Table, input: usize, bytes: &[u8], start: usize, lines: u64) {
+        self.skipped += std::mem::take(&mut table.skipped);
+        for offset in std::mem::take(&mut table.first_skipped) {
+            if self.first_skipped.len() < SKIPPED_SHOWN {
+                let n = memchr::memchr_iter(b'\n', &bytes[start..offset]).count() as u64;
+                self.first_skipped.push((input, lines + 1 + n));
+            }
+        }
+    }
+
     /// Reads the rows of bytes in memory that start in their window.
-    fn bytes(&mut self, b: crate::driver::Bytes) -> Result<Table, Error> {
+    fn bytes(&mut self, b: crate::driver::Bytes, input: usize) -> Result<Table, Error> {
         let bytes: &[u8] = match &b.held {
             Held::Slice(s) => s,
             Held::Map(m) => m,
@@ -163,12 +182,15 @@ impl Run<'_> {
                         release(map, r);
                     }
                 };
-                let (table, fault) = self.chunks(bytes, first, until, &layout, &read);
+                let (mut table, fault) = self.chunks(bytes, first, until, &layout, &read);
                 self.consumed
                     .fetch_add((until - from) as u64, Ordering::Relaxed);
                 match fault {
                     Some(f) => Err(located(f)),
-                    None => Ok(table),
+                    None => {
+                        self.skipped(&mut table, input, bytes, b.lo, 0);
+                        Ok(table)
+                    }
                 }
             });
         if guard.as_ref().is_some_and(shrink::Guard::shrank) {
@@ -187,6 +209,10 @@ impl Run<'_> {
         layout: &Layout,
         read: &(dyn Fn(Range<usize>) + Sync),
     ) -> (Table, Option<CellFault>) {
+        if first >= until {
+            // No row starts in the range (it lies inside one row).
+            return (Table::default(), None);
+        }
         let size = self.options.chunk_size.max(1);
         let n = (until - first).div_ceil(size);
         let threads = self.options.threads.max(1).min(n);
@@ -286,7 +312,11 @@ impl Run<'_> {
 
     /// Reads a stream's rows in blocks, on this thread: each block ends at
     /// the last line feed outside quotes.
-    fn stream(&mut self, mut reader: Box<dyn Read + Send + '_>) -> Result<Table, Error> {
+    fn stream(
+        &mut self,
+        mut reader: Box<dyn Read + Send + '_>,
+        input: usize,
+    ) -> Result<Table, Error> {
         let size = self.options.chunk_size.clamp(1 << 16, 16 << 20);
         let mut buf: Vec<u8> = Vec::with_capacity(size);
         let mut lines = 0u64;
@@ -329,6 +359,7 @@ impl Run<'_> {
                 if let Some(f) = fault {
                     return Err(located(f));
                 }
+                self.skipped(&mut table, input, block, 0, lines);
             }
             self.consumed.fetch_add(cut as u64, Ordering::Relaxed);
             lines += memchr::memchr_iter(b'\n', block).count() as u64;

@@ -7,17 +7,21 @@ use hashbrown::HashMap;
 use super::decimal::{self, Decimal};
 use super::scan::{unescape, Cell, Masks, Rows, Shape};
 use super::{CellError, CellFault, Layout, Slot, KEY_JOIN};
-use crate::stats::{Stats, MAX_DIGITS, MAX_KEY_LEN};
-
-/// The largest magnitude a value may have in units: 18 digits.
-const LIMIT: i64 = 10i64.pow(MAX_DIGITS) - 1;
+use crate::stats::{Stats, MAX_KEY_LEN, MAX_UNITS};
 
 /// Keys and their stats, every value in units of 10^-`scale`.
 #[derive(Default)]
 pub(crate) struct Table {
     map: HashMap<Box<[u8]>, Stats, foldhash::fast::RandomState>,
     scale: u32,
+    /// Rows skipped as bad (`--on-error skip`), and the offsets of the
+    /// first [`SKIPPED_SHOWN`] of them.
+    pub(crate) skipped: u64,
+    pub(crate) first_skipped: Vec<usize>,
 }
+
+/// How many skipped rows a run names.
+pub(crate) const SKIPPED_SHOWN: usize = 5;
 
 impl Table {
     /// The scale of the table's values.
@@ -29,21 +33,31 @@ impl Table {
     /// key whose value then exceeds 18 digits.
     fn rescale(&mut self, scale: u32) -> Result<(), Vec<u8>> {
         let factor = 10i64.pow(scale - self.scale);
-        for (key, s) in &mut self.map {
-            if s.count == 0 {
-                continue;
-            }
-            let up = |v: i64| v.checked_mul(factor).filter(|v| v.abs() <= LIMIT);
-            match (up(s.min), up(s.max)) {
-                (Some(min), Some(max)) => {
-                    (s.min, s.max) = (min, max);
-                    s.sum *= i128::from(factor);
-                }
-                _ => return Err(key.to_vec()),
-            }
+        if factor == 1 {
+            return Ok(());
+        }
+        let up = |v: i64| v.checked_mul(factor).filter(|v| v.abs() <= MAX_UNITS);
+        // Every key checked before any changes, so a refusal (a skipped
+        // row) leaves the table as it was.
+        let refused = (self.map.iter())
+            .find(|(_, s)| s.count > 0 && (up(s.min).is_none() || up(s.max).is_none()));
+        if let Some((key, _)) = refused {
+            return Err(key.to_vec());
+        }
+        for s in self.map.values_mut().filter(|s| s.count > 0) {
+            (s.min, s.max) = (s.min * factor, s.max * factor);
+            s.sum *= i128::from(factor);
         }
         self.scale = scale;
         Ok(())
+    }
+
+    /// Counts the bad row at `offset` as skipped.
+    fn skip(&mut self, offset: usize) {
+        self.skipped += 1;
+        if self.first_skipped.len() < SKIPPED_SHOWN {
+            self.first_skipped.push(offset);
+        }
     }
 
     /// Adds a row of `key`: its value, or `None` for a missing one.
@@ -56,7 +70,7 @@ impl Table {
                     self.rescale(d.scale).map_err(|_| Refused::Range(d.scale))?;
                 }
                 let units = (d.units.checked_mul(10i64.pow(self.scale - d.scale)))
-                    .filter(|v| v.abs() <= LIMIT)
+                    .filter(|v| v.abs() <= MAX_UNITS)
                     .ok_or(Refused::Range(self.scale))?;
                 Stats::new(units)
             }
@@ -89,6 +103,10 @@ impl Table {
         let refused = |key| CellError::Range { scale, found: key };
         self.rescale(scale).map_err(refused)?;
         other.rescale(scale).map_err(refused)?;
+        self.skipped += other.skipped;
+        self.first_skipped.append(&mut other.first_skipped);
+        self.first_skipped.sort_unstable();
+        self.first_skipped.truncate(SKIPPED_SHOWN);
         if self.map.len() < other.map.len() {
             std::mem::swap(&mut self.map, &mut other.map);
         }
@@ -220,6 +238,10 @@ pub(crate) fn feed(
             continue;
         }
         if cells < layout.columns || picked.extra {
+            if layout.skip {
+                table.skip(row);
+                continue;
+            }
             let kind = CellError::Cells {
                 expected: layout.columns,
                 found: cells,
@@ -233,6 +255,10 @@ pub(crate) fn feed(
         } else {
             match decimal::parse(trimmed) {
                 Ok(d) => Some(d),
+                Err(_) if layout.skip => {
+                    table.skip(row);
+                    continue;
+                }
                 Err(refusal) => {
                     let kind = CellError::Value {
                         expected: refusal.expected(),
@@ -272,6 +298,10 @@ pub(crate) fn feed(
             &joined
         };
         if let Err(refused) = table.add(key, value) {
+            if layout.skip && !matches!(refused, Refused::Sum) {
+                table.skip(row);
+                continue;
+            }
             let column = match refused {
                 Refused::Range(_) => column_of(layout, Slot::Value),
                 _ => column_of(layout, Slot::Key(0)),

@@ -352,3 +352,54 @@ fn windows_read_each_row_once_between_them() {
         );
     }
 }
+
+#[test]
+fn bad_rows_skipped_are_counted_and_named_however_the_file_is_cut() {
+    let (good, want) = file(11, 200);
+    let mut text = String::from_utf8(good).unwrap();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    // Bad rows: no number, too few cells, too many, an empty key.
+    let bad = [
+        "x,Oslo,abc\n",
+        "x,Oslo\n",
+        "x,Oslo,1,2\n",
+        "x,,1\n",
+        "x,é,1.2.3\n",
+        "x,é,--1\n",
+    ];
+    let lines_before = text.matches('\n').count() as u64;
+    for b in bad {
+        text.push_str(b);
+    }
+    let mut skipping = dialect();
+    skipping.skip_bad_rows = true;
+    for masks in masks() {
+        for (threads, chunk_size) in [(1, 1 << 20), (2, 7), (3, 100)] {
+            let options = Options {
+                threads,
+                chunk_size,
+            };
+            for stream in [false, true] {
+                let content = match stream {
+                    true => Content::Stream(Box::new(text.as_bytes())),
+                    false => Content::Bytes(Bytes {
+                        held: Held::Slice(text.as_bytes()),
+                        lo: 0,
+                        window: 0..usize::MAX,
+                        rest: 0,
+                    }),
+                };
+                let contents = std::iter::once((0, Ok(content)));
+                let got = aggregate_with(contents, &skipping, &options, &AtomicU64::new(0), masks);
+                let got = got.unwrap();
+                let (count, first) = got.skipped();
+                assert_eq!(count, 6, "{options:?} {stream}");
+                let lines: Vec<u64> = (1..=5).map(|k| lines_before + k).collect();
+                assert_eq!(first, lines.iter().map(|&l| (0, l)).collect::<Vec<_>>());
+                assert_eq!(got.skipping(0, Vec::new()), want);
+            }
+        }
+    }
+}

@@ -102,7 +102,8 @@ fn shards_merge_into_the_whole_at_the_finest_scale() {
         .args(["--csv", "--key", "site", "--value", "reading", &path])
         .output()
         .unwrap();
-    for n in [2, 3, 5] {
+    // Up to more shards than rows: many lie inside one row and read none.
+    for n in [2, 3, 5, 16, 40] {
         let mut parts = Vec::new();
         for k in 1..=n {
             let shard = format!("{k}/{n}");
@@ -123,6 +124,42 @@ fn shards_merge_into_the_whole_at_the_finest_scale() {
         let merged = brc().args(&args).output().unwrap();
         assert_eq!(merged.stdout, whole.stdout, "{n} shards");
     }
+}
+
+#[test]
+fn values_stay_within_18_digits_when_shown_with_more_decimals_or_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(&dir, "big.csv", "k,v\na,100000000000000000\n");
+    let (code, stderr, _) = stderr_of(&["--csv", "--decimals", "1", &path], b"");
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        "brc: a: 100000000000000000 does not fit 18 digits with 1 decimals\n"
+    );
+    // One run refuses the finer value; its shards merged refuse it too.
+    let both = file(&dir, "both.csv", "k,v\na,100000000000000000\nb,0.5\n");
+    let (code, _, _) = stderr_of(&["--csv", &both], b"");
+    assert_eq!(code, Some(1));
+    let mut parts = vec!["merge".to_string()];
+    for k in 1..=2 {
+        let shard = format!("{k}/2");
+        let out = brc()
+            .args(["--csv", "--shard", &shard, "-f", "partial", &both])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        parts.push(file(
+            &dir,
+            &format!("q{k}"),
+            &String::from_utf8(out.stdout).unwrap(),
+        ));
+    }
+    let (code, stderr, _) = stderr_of(&parts.iter().map(String::as_str).collect::<Vec<_>>(), b"");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.ends_with("station `a`: its values do not fit 18 digits with 1 decimals\n"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -149,4 +186,25 @@ fn bad_cells_are_one_line_errors_with_line_and_column() {
     );
     let (code, stderr, _) = stderr_of(&["--delimiter", "ab", &path], b"");
     assert_eq!(code, Some(2), "{stderr}");
+}
+
+#[test]
+fn bad_rows_are_skipped_and_named_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(
+        &dir,
+        "s.csv",
+        "k,v\na,1.5\nb,x\nc,2,3\n\"d\ne\",4\n,5\na,2.5\n",
+    );
+    let (code, stderr, stdout) = stderr_of(&["--csv", "--on-error", "skip", &path], b"");
+    assert_eq!(code, Some(0));
+    assert_eq!(stdout, b"{a=1.5/2.0/2.5}\n");
+    assert_eq!(
+        stderr,
+        format!("brc: 4 bad rows skipped, the first at {path}: line 3; {path}: line 4; {path}: line 5; {path}: line 7\n")
+    );
+    // Quoting faults still fail the run.
+    let path = file(&dir, "q.csv", "k,v\na,1\"\n");
+    let (code, _, _) = stderr_of(&["--csv", "--on-error", "skip", &path], b"");
+    assert_eq!(code, Some(1));
 }

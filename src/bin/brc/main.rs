@@ -68,7 +68,9 @@ rounds half toward +inf at that scale (tenths: as the challenge's
 reference does). Cells in `--null` (default: empty, NA, NaN, null) are
 missing values: counted per key (`missing` in `--format csv` and `json`,
 their total on stderr), not aggregated. Any other bad cell is an error
-naming the file, its line and column. Examples:
+naming the file, its line and column; with `--on-error skip`, a row with a
+bad value or key, or another number of cells than the header, is skipped
+and counted instead (quoting faults still fail). Examples:
   brc --csv --key site --value reading readings.csv
   brc --csv --key site,sensor --value 4 --format csv readings.csv.gz
 
@@ -148,6 +150,11 @@ struct Cli {
         help_heading = "Delimited files"
     )]
     null: String,
+
+    /// What a bad row does: `fail` the run, or be `skip`ped and counted
+    /// (its line named on stderr, the first 5).
+    #[arg(long, value_name = "WHAT", default_value = "fail", value_parser = ["fail", "skip"], help_heading = "Delimited files")]
+    on_error: String,
 
     /// Decimals printed [default: as many as the most precise value has].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=brc::MAX_SCALE as i64), help_heading = "Delimited files")]
@@ -291,6 +298,7 @@ impl Cli {
         let key = self.key.split(',').map(Column::parse).collect();
         let mut dialect = Dialect::csv(key, Column::parse(&self.value)).delimiter(delimiter);
         dialect.nulls = self.null.split(',').map(str::to_string).collect();
+        dialect.skip_bad_rows = self.on_error == "skip";
         Some(dialect)
     }
 }
@@ -360,6 +368,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         }
     });
     let consumed = inputs.consumed();
+    let sources: Vec<Source> = inputs.sources().cloned().collect();
     let mut options = Options {
         chunk_size: cli.chunk_size,
         ..Options::default()
@@ -378,6 +387,17 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Some(n) => summary.with_decimals(n)?,
         None => summary,
     };
+    let (skipped, first) = summary.skipped();
+    if skipped > 0 {
+        let lines: Vec<String> = (first.iter())
+            .map(|&(input, line)| format!("{}: line {line}", sources[input]))
+            .collect();
+        let _ = writeln!(
+            io::stderr(),
+            "brc: {skipped} bad rows skipped, the first at {}",
+            lines.join("; ")
+        );
+    }
     if summary.counts_missing() {
         let missing: u64 = summary.iter().map(|(_, s)| s.missing).sum();
         if missing > 0 {
