@@ -142,9 +142,7 @@ impl View {
     /// The min, mean and max of `s` in shown units, if it has values.
     /// [`Summary::with_decimals`] checked that each min and max fits.
     fn min_mean_max(self, s: &Stats) -> Option<[i64; 3]> {
-        let at = |v| crate::stats::rescale(v, self.scale, self.shown).unwrap_or(v);
-        let mean = s.mean(self.scale, self.shown)?;
-        Some([at(s.min), mean, at(s.max)])
+        s.shown(self.scale, self.shown)
     }
 
     /// Writes shown units.

@@ -158,6 +158,19 @@ impl std::fmt::Display for Units {
     }
 }
 
+impl Stats {
+    /// Min, mean and max in units of 10^-`shown` of values in units of
+    /// 10^-`scale`, as every output shows them: min and max padded or
+    /// rounded half toward +∞, the mean by [`mean`](Stats::mean); `None`
+    /// without values, or where a value does not fit 18 digits so (which
+    /// [`Summary::with_decimals`](crate::Summary::with_decimals) refuses).
+    pub fn shown(&self, scale: u32, shown: u32) -> Option<[i64; 3]> {
+        let min = rescale(self.min, scale, shown)?;
+        let max = rescale(self.max, scale, shown)?;
+        Some([min, self.mean(scale, shown)?, max])
+    }
+}
+
 /// `num / den` rounded half toward +∞, for `den > 0`: the floor of the
 /// quotient, plus one when the remainder is at least half of `den`.
 pub fn half_up(num: i128, den: i128) -> i128 {
