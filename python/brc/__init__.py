@@ -1,5 +1,6 @@
 """brc: exact, fast aggregation of ``<station>;<value>`` measurement files,
-and of Parquet files of stations and measures.
+of delimited files (CSV, TSV) with a key and a value column, and of
+Parquet files of stations and measures.
 
 The engine is the ``brc`` Rust library (the same as the ``brc`` command);
 this package is a thin layer over it:
@@ -15,8 +16,9 @@ this package is a thin layer over it:
 - :mod:`brc.dask` runs the aggregation on a Dask cluster.
 
 Malformed input raises :class:`DataError` (a :class:`ValueError`) with the
-command line's message, ``.path`` and ``.line`` (text) or ``.row_group``
-and ``.row`` (Parquet); I/O errors raise :class:`OSError`.
+command line's message, ``.path`` and ``.line`` (text; ``.column`` too in a
+delimited file) or ``.row_group`` and ``.row`` (Parquet); I/O errors raise
+:class:`OSError`.
 
 The glue needs optional extras: ``brc[arrow]`` (pyarrow), ``brc[polars]``,
 ``brc[pandas]``, ``brc[dask]``; without its extra, a method raises an
@@ -26,10 +28,11 @@ The glue needs optional extras: ``brc[arrow]`` (pyarrow), ``brc[polars]``,
 from __future__ import annotations
 
 import os
-from typing import BinaryIO, Callable, Iterable, Optional, Union
+from typing import BinaryIO, Callable, Iterable, Optional, Sequence, Union
 
-from ._brc import ENGINES, DataError, Partial, Summary, __version__, merge
+from ._brc import ENGINES, MAX_DECIMALS, NULLS, DataError, Partial, Summary, __version__, merge
 from ._brc import aggregate as _aggregate
+from ._brc import check_decimals as _check_decimals
 # The one builder of DataErrors, the native half's, for the pure-Python
 # half's own (brc.dask names an error's input as its caller spelt it).
 from ._brc import data_error as _data_error
@@ -37,8 +40,8 @@ from ._brc import partial_bytes as _partial_bytes
 from ._brc import partial_file as _partial_file
 
 __all__ = [
-    "COLUMNS", "ENGINES", "DataError", "Partial", "Summary", "aggregate", "merge", "partial",
-    "partial_bytes",
+    "COLUMNS", "ENGINES", "MAX_DECIMALS", "NULLS", "DataError", "Partial", "Summary", "aggregate",
+    "merge", "partial", "partial_bytes",
 ]
 
 # The magic bytes of the compressed formats brc reads (gzip, zstd): such an
@@ -53,6 +56,14 @@ _PARQUET_MAGIC = b"PAR1"
 _TAIL_BLOCK = 4096
 
 StrPath = Union[str, "os.PathLike[str]"]
+
+#: A delimited file's column: a header name (``str``), or a 1-based
+#: position (``int``).
+ColumnRef = Union[str, int]
+
+#: A dialect as the native half takes it: the delimiter, the key's
+#: columns, the value's column, the cells that stand for a missing value.
+_Dialect = tuple[str, list[ColumnRef], ColumnRef, list[str]]
 
 #: The Parquet columns read by default: the names', the values' (those of
 #: the One Trillion Row Challenge's files, and the command line's
@@ -82,12 +93,94 @@ def _columns(columns: tuple[str, str]) -> tuple[str, str]:
     )
 
 
+def _column(option: str, column: object) -> ColumnRef:
+    """``column`` checked: a header name (a ``str``, taken as it is) or a
+    1-based position (an ``int``)."""
+    if isinstance(column, bool) or not isinstance(column, (str, int)):
+        raise TypeError(
+            f"{option} columns are header names (str) or 1-based positions (int),"
+            f" found {column!r}"
+        )
+    if isinstance(column, int) and column < 1:
+        raise ValueError(f"{option} column positions count from 1, found {column}")
+    return column
+
+
+def _delimiter(delimiter: object) -> str:
+    """``delimiter`` checked as the command line's ``--delimiter``: one
+    ASCII character, not a quote or a line break (``"\\t"`` for a tab)."""
+    if delimiter == "\\t":
+        return "\t"
+    if not isinstance(delimiter, str):
+        raise TypeError(f"delimiter must be a str of one character, found {delimiter!r}")
+    if delimiter in ('"', "\n", "\r"):
+        raise ValueError(f"{delimiter!r} cannot be a delimiter")
+    if len(delimiter) != 1 or not delimiter.isascii():
+        raise ValueError(f"expected one ASCII character (or \\t) as delimiter, found {delimiter!r}")
+    return delimiter
+
+
+def _dialect(
+    csv: bool,
+    tsv: bool,
+    delimiter: Optional[str],
+    key: Union[ColumnRef, Sequence[ColumnRef], None],
+    value: Optional[ColumnRef],
+    nulls: Union[str, Iterable[str], None],
+) -> Optional[_Dialect]:
+    """The delimited-file options checked, as the command line's
+    ``--csv``, ``--tsv``, ``--delimiter``, ``--key``, ``--value`` and
+    ``--null``: ``None`` when none of ``csv``, ``tsv`` and ``delimiter``
+    is given (the challenge's text), else what the native half takes."""
+    chosen = [
+        name
+        for name, given in (("csv", csv), ("tsv", tsv), ("delimiter", delimiter is not None))
+        if given
+    ]
+    if len(chosen) > 1:
+        raise ValueError(f"{' and '.join(chosen)} cannot be given together: give one of them")
+    if not chosen:
+        for name, given in (("key", key), ("value", value), ("nulls", nulls)):
+            if given is not None:
+                raise ValueError(
+                    f"{name}= is for delimited files: give csv=True, tsv=True or delimiter= too"
+                )
+        return None
+    sep = "," if csv else "\t" if tsv else _delimiter(delimiter)
+    if key is None:
+        keys = [1]
+    elif isinstance(key, (str, int)):
+        keys = [_column("key", key)]
+    else:
+        keys = [_column("key", k) for k in key]
+        if not keys:
+            raise ValueError("key must name at least one column")
+    value = 2 if value is None else _column("value", value)
+    if nulls is None:
+        missing = list(NULLS)
+    elif isinstance(nulls, str):
+        missing = [nulls]
+    else:
+        missing = list(nulls)
+        for cell in missing:
+            if not isinstance(cell, str):
+                raise TypeError(f"nulls must be strings, found {cell!r}")
+    return (sep, keys, value, missing)
+
+
 def aggregate(
     paths: Union[StrPath, Iterable[StrPath]],
     *,
     threads: Optional[int] = None,
     engine: str = "fast",
     columns: tuple[str, str] = COLUMNS,
+    csv: bool = False,
+    tsv: bool = False,
+    delimiter: Optional[str] = None,
+    key: Union[ColumnRef, Sequence[ColumnRef], None] = None,
+    value: Optional[ColumnRef] = None,
+    nulls: Union[str, Iterable[str], None] = None,
+    decimals: Optional[int] = None,
 ) -> Summary:
     """Aggregates the measurements files at ``paths`` into one summary.
 
@@ -113,23 +206,53 @@ def aggregate(
     each exactly a number of tenths within ±99999999.9 (doubles nearest to
     one, such as ``12.3``, integers, decimals), never rounded.
 
+    With ``csv=True``, ``tsv=True`` or ``delimiter=`` (one ASCII
+    character), text files are read as delimited files with a header line,
+    as the command line's ``--csv``, ``--tsv`` and ``--delimiter`` read
+    them (RFC 4180 quoting, CRLF or LF, a byte-order mark; every file with
+    the same header): the station (the key) from the column ``key``, the
+    value from the column ``value``. A column is a header name (a ``str``,
+    taken as it is, even ``"2"``) or a 1-based position (an ``int``);
+    ``key`` may list several columns, whose cells are joined by ``|`` (a
+    ``|`` or ``\\`` inside a cell escaped by ``\\``). By default the key is
+    column 1 and the value column 2. Values are decimals of up to 18
+    significant digits and 9 decimals, kept exact; cells equal to one of
+    ``nulls`` (default :data:`NULLS`: empty, ``NA``, ``NaN``, ``null``) are
+    missing values, counted per station and left out of its stats (a
+    station with no value at all has a count of 0, and no min, mean or
+    max). The summary holds the values at the scale of the most precise
+    one (:attr:`Summary.scale`) and shows them with as many decimals, or
+    ``decimals`` (0 to 9, the command line's ``--decimals``; for any
+    input): padded, or rounded half toward +inf. Parquet files among the
+    inputs are read as without a delimiter.
+
     ``threads`` is the number of worker threads (default: every core);
     ``engine`` one of :data:`ENGINES` (``"fast"`` by default, ``"naive"`` the
-    reference). The GIL is released while the files are read, so other
-    Python threads run meanwhile.
+    reference; delimited files have one reader, whichever is named). The
+    GIL is released while the files are read, so other Python threads run
+    meanwhile.
 
     Raises :class:`DataError` for a malformed line (with ``.path`` and
-    ``.line``) or Parquet row (a null, a value such as ``12.34``: with
-    ``.row_group`` and ``.row``, from 0) and for a Parquet file brc cannot
-    read (a missing column, named with the file's columns; a column of
-    another type; a damaged file), :class:`OSError` when a file or object
-    cannot be read (:class:`FileNotFoundError` for a missing file, bucket
-    or key, :class:`PermissionError` for refused credentials, each with the
-    command line's one-line message as ``strerror``), and
-    :class:`ValueError` for a bad ``threads`` (from 1 to 1024, as the
-    command line's ``--threads``), ``engine`` or ``columns``.
+    ``.line``), delimited row or cell (a value that is no number, a row of
+    another number of cells than the header, a header without a column
+    asked for or unlike the first file's: with ``.line``, the line the row
+    starts on, and ``.column``, the cell's, or ``None``) or Parquet row (a
+    null, a value such as ``12.34``: with ``.row_group`` and ``.row``, from
+    0) and for a Parquet file brc cannot read (a missing column, named with
+    the file's columns; a column of another type; a damaged file),
+    :class:`OSError` when a file or object cannot be read
+    (:class:`FileNotFoundError` for a missing file, bucket or key,
+    :class:`PermissionError` for refused credentials, each with the command
+    line's one-line message as ``strerror``), :class:`OverflowError` when a
+    value does not fit 18 digits with ``decimals`` decimals, and
+    :class:`ValueError` (or :class:`TypeError`, for an argument of the
+    wrong type) for a bad ``threads`` (from 1 to 1024, as the command
+    line's ``--threads``), ``engine``, ``columns``, ``decimals``, or
+    delimited-file options (more than one of ``csv``, ``tsv`` and
+    ``delimiter``; ``key``, ``value`` or ``nulls`` without them).
     """
-    return _aggregate(_paths(paths), threads, engine, _columns(columns))
+    dialect = _dialect(csv, tsv, delimiter, key, value, nulls)
+    return _aggregate(_paths(paths), threads, engine, _columns(columns), dialect, decimals)
 
 
 def partial(
@@ -139,6 +262,12 @@ def partial(
     end: Optional[int] = None,
     threads: int = 1,
     columns: tuple[str, str] = COLUMNS,
+    csv: bool = False,
+    tsv: bool = False,
+    delimiter: Optional[str] = None,
+    key: Union[ColumnRef, Sequence[ColumnRef], None] = None,
+    value: Optional[ColumnRef] = None,
+    nulls: Union[str, Iterable[str], None] = None,
 ) -> Partial:
     """The exact partial state of the file at ``path``, or of its byte range
     ``start..end``: the lines whose first byte lies in the range (the line
@@ -153,15 +282,26 @@ def partial(
     groups' column chunks; a text object belongs whole to the range that
     holds its first byte, as a compressed file does.
 
-    Errors are those of :func:`aggregate`; a malformed line in a range is
-    reported with its line number in the file. The GIL is released.
+    The delimited-file options (``csv``, ``tsv``, ``delimiter``, ``key``,
+    ``value``, ``nulls``) are :func:`aggregate`'s: a range of a delimited
+    file reads the rows that start in it, told apart by counting quotes
+    from the file's start (a line break inside quotes belongs to its row),
+    and its partial holds the values at the scale of the range's most
+    precise one; partials of different scales merge exactly. There is no
+    ``decimals``: a partial holds exact units (``partial.finish()`` gives a
+    :class:`Summary`, and :meth:`Summary.with_decimals` shows it).
+
+    Errors are those of :func:`aggregate`; a malformed line or row in a
+    range is reported with its line number in the file. The GIL is
+    released.
     """
     path = os.fspath(path)
     start = 0 if start is None else start
     end = 2**64 - 1 if end is None else end
     if not 0 <= start <= end:
         raise ValueError(f"expected 0 <= start <= end, found {start}..{end}")
-    return _partial_file(path, start, end, threads, _columns(columns))
+    dialect = _dialect(csv, tsv, delimiter, key, value, nulls)
+    return _partial_file(path, start, end, threads, _columns(columns), dialect)
 
 
 def partial_bytes(
@@ -170,6 +310,12 @@ def partial_bytes(
     first_line_is_whole: bool = True,
     threads: int = 1,
     columns: tuple[str, str] = COLUMNS,
+    csv: bool = False,
+    tsv: bool = False,
+    delimiter: Optional[str] = None,
+    key: Union[ColumnRef, Sequence[ColumnRef], None] = None,
+    value: Optional[ColumnRef] = None,
+    nulls: Union[str, Iterable[str], None] = None,
 ) -> Partial:
     """The exact partial state of bytes the caller holds (a remote read).
 
@@ -182,8 +328,15 @@ def partial_bytes(
     at a line's end (or the input's). A malformed line raises
     :class:`DataError` with ``.path`` ``"<bytes>"`` and its line and offset in
     ``data`` (a Parquet row: its row group and row).
+
+    With the delimited-file options of :func:`aggregate` the bytes are a
+    whole delimited file, header first (its rows are told apart from its
+    start on): ``first_line_is_whole=False`` is then a
+    :class:`ValueError`. A refused row raises :class:`DataError` with its
+    line and column in ``data``.
     """
-    return _partial_bytes(data, first_line_is_whole, threads, _columns(columns))
+    dialect = _dialect(csv, tsv, delimiter, key, value, nulls)
+    return _partial_bytes(data, first_line_is_whole, threads, _columns(columns), dialect)
 
 
 def _range_bytes(read: Callable[[int, int], bytes], size: int, lo: int, end: int) -> bytes:

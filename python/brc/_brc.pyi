@@ -1,6 +1,6 @@
 """The native half of :mod:`brc`, a thin layer over the ``brc`` Rust library."""
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 __version__: str
 """The package's version (its Cargo crate's)."""
@@ -8,24 +8,37 @@ __version__: str
 ENGINES: list[str]
 """The engines' names, from the reference (``"naive"``) to the default (``"fast"``)."""
 
+NULLS: tuple[str, ...]
+"""The value cells of a delimited file that stand for a missing value unless
+told otherwise: ``("", "NA", "NaN", "null")`` (the command line's ``--null``)."""
+
+MAX_DECIMALS: int
+"""The most decimals a value may have and a summary may be shown with: 9."""
+
 class DataError(ValueError):
     """Malformed input.
 
     ``str(error)`` is the message the ``brc`` command prints after ``brc: ``:
     ``<path>: line <N>: expected ..., found ...`` for a text line,
-    ``<path>: row group <G>, row <R>: expected ..., found ...`` for a
-    Parquet row, ``<path>: <reason>`` for a Parquet file brc cannot read (a
-    missing column, a column of another type, a damaged file, a sum beyond
-    64 bits).
+    ``<path>: line <N>, column <C>: expected ..., found ...`` for a cell of
+    a delimited file (``<path>: line <N>: ...`` for a whole row or its
+    header), ``<path>: row group <G>, row <R>: expected ..., found ...``
+    for a Parquet row, ``<path>: <reason>`` for a Parquet file brc cannot
+    read (a missing column, a column of another type, a damaged file, a sum
+    beyond 64 bits).
     """
 
     path: str
     """The input the malformed line or row is in."""
     line: Optional[int]
-    """The line's 1-based number (``None`` in Parquet)."""
+    """The line's 1-based number; in a delimited file, the line its row
+    starts on (``None`` in Parquet)."""
     offset: Optional[int]
-    """The byte offset of the line's first byte (``None`` in a partial or
-    in Parquet)."""
+    """The byte offset of the line's first byte (``None`` in a partial, in
+    a delimited file or in Parquet)."""
+    column: Optional[int]
+    """The 1-based column of the delimited file's cell at fault (``None``
+    for a whole row, and in other inputs)."""
     row_group: Optional[int]
     """The Parquet row group the refused row is in, from 0 (``None`` in
     text, and for an error of the whole file)."""
@@ -38,26 +51,52 @@ class DataError(ValueError):
 class Summary:
     """The result of an aggregation: each station's min, mean and max.
 
-    Stations are sorted by the bytes of their names. ``str(summary)`` is the
-    official one-line result the ``brc`` command prints (without its final
-    newline); ``len(summary)`` the number of stations. Summaries compare
-    equal when every station's stats are equal.
+    Stations (a delimited file's keys) are sorted by the bytes of their
+    names. ``str(summary)`` is the official one-line result the ``brc``
+    command prints (without its final newline); ``len(summary)`` the number
+    of stations. Summaries compare equal when every station's stats, the
+    scale, the decimals shown and whether missing values are counted are
+    equal.
 
     It implements the Arrow PyCapsule interface (``__arrow_c_stream__``):
     ``pyarrow.table(summary)``, ``polars.DataFrame(summary)`` and other
     Arrow consumers read its columns without a copy through Python objects.
-    Columns: ``station`` (string), ``min``, ``mean``, ``max``
-    (decimal128(3, 1): the exact one-decimal values printed, the mean rounded
-    as the official result rounds it; decimal128(9, 1) when a value lies
-    beyond ±99.9, as Parquet values may) and ``count`` (int64).
+    Columns: ``station`` (string), ``min``, ``mean``, ``max`` (decimals: the
+    exact values printed, the mean rounded as the command line rounds it),
+    ``count`` (int64), and ``missing`` (int64) when the summary counts
+    missing values (:attr:`counts_missing`, a delimited file's). The
+    challenge's tenths are decimal128(3, 1), or decimal128(9, 1) when a
+    value lies beyond ±99.9 (as Parquet values may); any other summary's
+    values are decimal128(18, :attr:`decimals`), SQL's ``DECIMAL(18, S)``
+    (38 digits where ``with_decimals`` padded one past 18), nullable: a
+    station with no value at all (count 0) has a null min, mean and max.
     """
 
     def __len__(self) -> int: ...
     def __eq__(self, other: object) -> bool: ...
     @staticmethod
-    def from_partial_bytes(data: bytes) -> "Summary":
-        """The summary of a partial in the ``brc-partial`` format; summaries
-        pickle as their partial, which holds every station's exact state."""
+    def from_partial_bytes(data: bytes, decimals: Optional[int] = None) -> "Summary":
+        """The summary of a partial in the ``brc-partial`` format, shown with
+        ``decimals`` (default: its scale); summaries pickle as their partial,
+        which holds every station's exact state, and their decimals."""
+    @property
+    def scale(self) -> int:
+        """The decimals of the units its values are held in: the most any
+        value had (1 for the challenge's tenths)."""
+    @property
+    def decimals(self) -> int:
+        """The decimals its values are shown with: :attr:`scale`, unless
+        :meth:`with_decimals` (or ``decimals=``) said otherwise."""
+    @property
+    def counts_missing(self) -> bool:
+        """Whether it counts missing values (a delimited file's empty or
+        null cells): its ``csv`` and ``json`` formats and its Arrow columns
+        then say how many each station had."""
+    def with_decimals(self, decimals: int) -> "Summary":
+        """The same summary shown with ``decimals`` decimals (0 to 9, the
+        command line's ``--decimals``): padded with zeros, or rounded half
+        toward +inf. Raises ``OverflowError`` if a value does not fit 18
+        digits so, ``ValueError`` for ``decimals`` out of range."""
     def format(self, format: str) -> str:
         """The text ``brc --format <format>`` writes, final newline included.
 
@@ -79,12 +118,17 @@ class Summary:
 
 class Partial:
     """The exact, mergeable state of an aggregation: per station its count,
-    sum, min and max in integer tenths, sorted by name bytes.
+    sum, min and max in integer units (tenths for the challenge's text and
+    Parquet; a delimited file's at the scale of its most precise value),
+    and its count of missing values (a delimited file's), sorted by name
+    bytes.
 
     Partials of any pieces of an input merge (:func:`brc.merge`) into the
-    partial of the whole, exactly, in any order. ``bytes(partial)`` is the
-    documented ``brc-partial v1`` text format (docs/PARTIAL-FORMAT.md), which
-    ``brc merge`` reads; partials pickle as those bytes.
+    partial of the whole, exactly, in any order (values of different
+    scales brought to the finest). ``bytes(partial)`` is the documented
+    ``brc-partial`` text format (docs/PARTIAL-FORMAT.md: ``v1`` for tenths,
+    ``v2`` for a delimited file's), which ``brc merge`` reads; partials
+    pickle as those bytes.
     """
 
     @staticmethod
@@ -100,22 +144,47 @@ class Partial:
 
 def merge(partials: Sequence[Partial]) -> Partial:
     """Merges partials into the partial of all their inputs (none: the empty
-    partial). Raises ``OverflowError`` if a total leaves 64 bits."""
+    partial). Raises ``OverflowError`` if a total leaves the format's
+    integers (64 bits for tenths' sums, 128 for a delimited file's) or a
+    value 64 bits at the finest scale."""
+
+Dialect = tuple[str, list[Union[str, int]], Union[str, int], list[str]]
+"""A delimited file's dialect as :func:`brc._dialect` checks and gives it:
+the delimiter, the key's columns, the value's column (names or 1-based
+positions), the cells that stand for a missing value."""
 
 def partial_file(
-    path: str, start: int, end: int, threads: Optional[int], columns: tuple[str, str]
+    path: str,
+    start: int,
+    end: int,
+    threads: Optional[int],
+    columns: tuple[str, str],
+    dialect: Optional[Dialect] = None,
 ) -> Partial:
     """See :func:`brc.partial`: the partial of a byte range of a file."""
 
 def partial_bytes(
-    data: bytes, first_line_is_whole: bool, threads: Optional[int], columns: tuple[str, str]
+    data: bytes,
+    first_line_is_whole: bool,
+    threads: Optional[int],
+    columns: tuple[str, str],
+    dialect: Optional[Dialect] = None,
 ) -> Partial:
     """See :func:`brc.partial_bytes`."""
 
 def aggregate(
-    paths: Sequence[str], threads: Optional[int], engine_name: str, columns: tuple[str, str]
+    paths: Sequence[str],
+    threads: Optional[int],
+    engine_name: str,
+    columns: tuple[str, str],
+    dialect: Optional[Dialect] = None,
+    decimals: Optional[int] = None,
 ) -> Summary:
     """See :func:`brc.aggregate`, which normalises the arguments."""
+
+def check_decimals(decimals: int) -> int:
+    """``decimals`` if a summary can be shown with it (0 to 9), else a
+    ``ValueError``: for a caller that checks before a long run."""
 
 def data_error(
     path: str,
@@ -123,10 +192,12 @@ def data_error(
     *,
     line: Optional[int] = None,
     offset: Optional[int] = None,
+    column: Optional[int] = None,
     row_group: Optional[int] = None,
     row: Optional[int] = None,
 ) -> DataError:
     """The :class:`DataError` (not raised) for ``path`` at line ``line``
-    (starting at byte ``offset``, if known), at row ``row`` of row group
+    (starting at byte ``offset``, if known, or at the cell in column
+    ``column`` of a delimited file's row), at row ``row`` of row group
     ``row_group``, or neither, with the command line's message; a
     ``ValueError`` for any other mix."""

@@ -1,10 +1,18 @@
 //! A summary as an Arrow record batch, exported through the Arrow C stream
 //! interface: the consumer (pyarrow, polars) takes the buffers as they are.
 //!
-//! Columns: `station` (string), `min`, `mean`, `max` (decimal128(3, 1):
-//! the exact one-decimal values the command line prints, the mean rounded
-//! as it rounds; decimal128(9, 1) when a value lies beyond ±99.9, as
-//! Parquet values may), `count` (int64). None is nullable.
+//! Columns: `station` (string), `min`, `mean`, `max` as decimals of the
+//! scale the summary shows (`Summary::decimals`: the exact values the
+//! command line prints, the mean rounded as it rounds), `count` (int64),
+//! and `missing` (int64) for a summary that counts missing values (a
+//! delimited file's).
+//!
+//! The challenge's tenths, shown as tenths, are decimal128(3, 1), or
+//! decimal128(9, 1) when a value lies beyond ±99.9 (as Parquet values
+//! may), none of the columns nullable. Every other summary's values are
+//! decimal128(18, S), S its decimals, as SQL's `DECIMAL(18, S)` holds a
+//! delimited file's values, and nullable: a key whose every value was
+//! missing has a count of 0 and null min, mean and max.
 
 use std::sync::Arc;
 
@@ -20,31 +28,108 @@ use pyo3::types::PyCapsule;
 /// The decimal precision of the text's values, ±99.9.
 const TEXT_PRECISION: u8 = 3;
 
-/// The decimal precision of every value a summary may hold,
+/// The decimal precision of every value of tenths a summary may hold,
 /// ±[`brc::VALUE_LIMIT`] tenths (Parquet's): its digits.
-const PRECISION: u8 = brc::VALUE_LIMIT.ilog10() as u8 + 1;
+const TENTHS_PRECISION: u8 = brc::VALUE_LIMIT.ilog10() as u8 + 1;
 
-/// The schema of a summary's batch, whose values have `precision` digits.
-fn schema(precision: u8) -> Arc<Schema> {
-    let tenths = || DataType::Decimal128(precision, 1);
-    Arc::new(Schema::new(vec![
-        Field::new("station", DataType::Utf8, false),
-        Field::new("min", tenths(), false),
-        Field::new("mean", tenths(), false),
-        Field::new("max", tenths(), false),
-        Field::new("count", DataType::Int64, false),
-    ]))
+/// The decimal precision of a delimited file's values: `DECIMAL(18, S)`.
+const PRECISION: u8 = brc::MAX_DIGITS as u8;
+
+/// The widest decimal128, for values that `Summary::with_decimals` padded
+/// past [`PRECISION`] digits (it checks that they fit 64 bits).
+const WIDE_PRECISION: u8 = 38;
+
+/// How a summary's values go to Arrow.
+#[derive(Clone, Copy)]
+struct Shape {
+    precision: u8,
+    /// The decimals shown, the columns' scale.
+    scale: u32,
+    /// Whether min, mean and max may be null (a key without values).
+    nullable: bool,
+    /// Whether the batch has a `missing` column.
+    missing: bool,
 }
 
-/// The precision of `summary`'s values: the text's, unless a value lies
-/// beyond it (a Parquet file's), which valid Arrow data must not hold. The
-/// mean lies between the min and the max.
-fn precision(summary: &brc::Summary) -> u8 {
-    let text_limit = 10i64.pow(u32::from(TEXT_PRECISION)) - 1;
-    let fits = |s: &brc::Stats| -text_limit <= s.min && s.max <= text_limit;
-    match summary.iter().all(|(_, s)| fits(s)) {
-        true => TEXT_PRECISION,
-        false => PRECISION,
+/// The schema of a summary's batch.
+fn schema(shape: Shape) -> Arc<Schema> {
+    let decimal = || DataType::Decimal128(shape.precision, shape.scale as i8);
+    let mut fields = vec![
+        Field::new("station", DataType::Utf8, false),
+        Field::new("min", decimal(), shape.nullable),
+        Field::new("mean", decimal(), shape.nullable),
+        Field::new("max", decimal(), shape.nullable),
+        Field::new("count", DataType::Int64, false),
+    ];
+    if shape.missing {
+        fields.push(Field::new("missing", DataType::Int64, false));
+    }
+    Arc::new(Schema::new(fields))
+}
+
+/// `units` at `scale` decimals as units at `shown` decimals: exact when
+/// `shown >= scale` (`None` past `i64`), else rounded half toward +∞, as
+/// the library shows a summary's min and max.
+fn rescale(units: i64, scale: u32, shown: u32) -> Option<i64> {
+    match shown.checked_sub(scale) {
+        Some(up) => units.checked_mul(10i64.checked_pow(up)?),
+        None => {
+            let den = 10i128.pow(scale - shown);
+            let (q, r) = (
+                i128::from(units).div_euclid(den),
+                i128::from(units).rem_euclid(den),
+            );
+            i64::try_from(q + i128::from(r >= den - r)).ok()
+        }
+    }
+}
+
+/// Each key's min, mean and max in shown units, `None` for a key without
+/// values; an error for one that does not fit 64 bits so.
+type Values = Vec<Option<[i64; 3]>>;
+
+/// The min, mean and max of every key of `summary`, at its decimals.
+fn values(summary: &brc::Summary) -> Result<Values, ArrowError> {
+    let (scale, shown) = (summary.scale(), summary.decimals());
+    (summary.iter())
+        .map(|(name, s)| {
+            if s.count == 0 {
+                return Ok(None);
+            }
+            let at = |v| rescale(v, scale, shown);
+            match (at(s.min), s.mean(scale, shown), at(s.max)) {
+                (Some(min), Some(mean), Some(max)) => Ok(Some([min, mean, max])),
+                _ => Err(ArrowError::ComputeError(format!(
+                    "the values of {name} do not fit 64 bits with {shown} decimals"
+                ))),
+            }
+        })
+        .collect()
+}
+
+/// The shape of `summary`'s batch: the challenge's tenths keep the
+/// text's precision unless a value lies beyond it (a Parquet file's),
+/// which valid Arrow data must not hold; any other summary's values have
+/// 18 digits, or 38 where a value was padded past 18.
+fn shape(summary: &brc::Summary, values: &Values) -> Shape {
+    let shown = summary.decimals();
+    let missing = summary.counts_missing();
+    let fits = |digits: u8| {
+        let limit = 10i128.pow(u32::from(digits)) - 1;
+        (values.iter().flatten().flatten()).all(|&v| i128::from(v).abs() <= limit)
+    };
+    let tenths = !missing && summary.scale() == 1 && shown == 1;
+    let precision = match (tenths, fits(TEXT_PRECISION), fits(PRECISION)) {
+        (true, true, _) => TEXT_PRECISION,
+        (true, false, _) => TENTHS_PRECISION,
+        (false, _, true) => PRECISION,
+        (false, _, false) => WIDE_PRECISION,
+    };
+    Shape {
+        precision,
+        scale: shown,
+        nullable: !tenths,
+        missing,
     }
 }
 
@@ -57,30 +142,36 @@ fn batch(summary: &brc::Summary) -> Result<RecordBatch, ArrowError> {
         )));
     }
     let names = StringArray::from_iter_values(summary.iter().map(|(n, _)| n));
-    let precision = precision(summary);
-    let tenths = |f: fn(&brc::Stats) -> i64| -> Result<ArrayRef, ArrowError> {
-        let values = summary.iter().map(|(_, s)| i128::from(f(s)));
+    let values = values(summary)?;
+    let shape = shape(summary, &values);
+    let column = |k: usize| -> Result<ArrayRef, ArrowError> {
+        let column = values.iter().map(|v| v.map(|v| i128::from(v[k])));
         Ok(Arc::new(
-            Decimal128Array::from_iter_values(values).with_precision_and_scale(precision, 1)?,
+            Decimal128Array::from_iter(column)
+                .with_precision_and_scale(shape.precision, shape.scale as i8)?,
         ))
     };
-    let counts = (summary.iter())
-        .map(|(name, s)| {
-            i64::try_from(s.count).map_err(|_| {
-                ArrowError::ComputeError(format!("the count of {name} does not fit an int64"))
+    let int64 = |what: &str, f: fn(&brc::Stats) -> u64| -> Result<ArrayRef, ArrowError> {
+        let column = (summary.iter())
+            .map(|(name, s)| {
+                i64::try_from(f(s)).map_err(|_| {
+                    ArrowError::ComputeError(format!("the {what} of {name} does not fit an int64"))
+                })
             })
-        })
-        .collect::<Result<Int64Array, _>>()?;
-    RecordBatch::try_new(
-        schema(precision),
-        vec![
-            Arc::new(names),
-            tenths(|s| s.min)?,
-            tenths(brc::Stats::mean_tenths)?,
-            tenths(|s| s.max)?,
-            Arc::new(counts),
-        ],
-    )
+            .collect::<Result<Int64Array, _>>()?;
+        Ok(Arc::new(column))
+    };
+    let mut columns = vec![
+        Arc::new(names) as ArrayRef,
+        column(0)?,
+        column(1)?,
+        column(2)?,
+        int64("count", |s| s.count)?,
+    ];
+    if shape.missing {
+        columns.push(int64("count of missing values", |s| s.missing)?);
+    }
+    RecordBatch::try_new(schema(shape), columns)
 }
 
 /// The summary as an `arrow_array_stream` capsule holding one batch. The

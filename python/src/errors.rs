@@ -1,8 +1,10 @@
 //! The library's errors as Python exceptions: `brc.DataError` for
-//! malformed input (a text line, a Parquet file or row of one, a
-//! partial), `OSError` (and its subclasses, by errno) for I/O, and a
-//! `OverflowError` for merged totals beyond 64 bits, and a `RuntimeError`
-//! rather than pyo3's `PanicException` should the library ever panic.
+//! malformed input (a text line, a delimited file's row or cell, a Parquet
+//! file or row of one, a partial), `OSError` (and its subclasses, by
+//! errno) for I/O, an `OverflowError` for merged totals beyond their
+//! format's integers and for values that do not fit the decimals asked,
+//! and a `RuntimeError` rather than pyo3's `PanicException` should the
+//! library ever panic.
 //! Each is built in one function here; the pure-Python half builds its
 //! `DataError`s through [`data_error`] too.
 
@@ -20,8 +22,9 @@ pyo3::create_exception!(
     PyValueError,
     "Malformed input: its message is the one the `brc` command prints after \
      `brc: `; `.path`, and `.line` (1-based) and `.offset` (of the line's \
-     first byte) in text, or `.row_group` and `.row` (0-based) in Parquet, \
-     say where (`None` where they do not apply), `.reason` what is wrong."
+     first byte) in text, `.line` and `.column` (1-based both) in a \
+     delimited file, or `.row_group` and `.row` (0-based) in Parquet, say \
+     where (`None` where they do not apply), `.reason` what is wrong."
 );
 
 /// Why a call failed, before it is turned into a Python exception (which
@@ -30,8 +33,10 @@ pyo3::create_exception!(
 pub enum Failure {
     /// Reading or parsing the input named `path` failed.
     At { path: String, error: brc::Error },
-    /// Merged totals beyond 64 bits.
+    /// Merged totals beyond their format's integers.
     Overflow(brc::partial::OverflowError),
+    /// Values that do not fit 18 digits with the decimals asked.
+    Decimals(brc::DecimalsError),
     /// The library panicked: a bug, reported as such.
     Panic(String),
 }
@@ -70,8 +75,13 @@ impl From<Failure> for PyErr {
                 path,
                 error: brc::Error::Parquet(e),
             } => parquet_error(&path, &e),
+            Failure::At {
+                path,
+                error: brc::Error::Delimited(e),
+            } => delimited_error(&path, &e),
             Failure::At { path, error } => other_error(&path, &error),
             Failure::Overflow(e) => PyOverflowError::new_err(e.to_string()),
+            Failure::Decimals(e) => PyOverflowError::new_err(e.to_string()),
             Failure::Panic(message) => {
                 PyRuntimeError::new_err(format!("brc: internal error: {message}"))
             }
@@ -112,6 +122,16 @@ fn line_error(path: &str, e: &brc::DataError) -> PyErr {
     new_data_error(path, place, &e.kind.to_string())
 }
 
+/// A `brc.DataError` for a refused row or cell of the delimited file at
+/// `path`: its line, and its column when a cell is at fault.
+fn delimited_error(path: &str, e: &brc::DelimitedError) -> PyErr {
+    let place = Place::Cell {
+        line: e.line,
+        column: e.column.map(|c| c as u64),
+    };
+    new_data_error(path, place, &e.kind.to_string())
+}
+
 /// A `brc.DataError` for the Parquet file at `path`: a refused row names
 /// its row group and row; anything else (a missing column, a column of
 /// the wrong type, a malformed file, a sum beyond 64 bits) the file.
@@ -137,6 +157,9 @@ fn parquet_error(path: &str, e: &brc::ParquetError) -> PyErr {
 enum Place {
     /// Line `line` (1-based) of text, starting at byte `offset` when known.
     Line { line: u64, offset: Option<u64> },
+    /// The row of a delimited file starting on line `line`, at its cell in
+    /// column `column` if one is at fault (1-based both).
+    Cell { line: u64, column: Option<u64> },
     /// Row `row` of row group `row_group` of a Parquet file (0-based both).
     Row { row_group: u64, row: u64 },
     /// The input as a whole.
@@ -145,11 +168,12 @@ enum Place {
 
 /// The one place a `brc.DataError` is built: for the input at `path`, at
 /// `place`, malformed as `reason` says. Its message is the command line's:
-/// `<path>: line <N>: <reason>`, `<path>: row group <G>, row <R>:
-/// <reason>`, or `<path>: <reason>`; its attributes say the same, `None`
-/// where they do not apply.
+/// `<path>: line <N>: <reason>`, `<path>: line <N>, column <C>: <reason>`,
+/// `<path>: row group <G>, row <R>: <reason>`, or `<path>: <reason>`; its
+/// attributes say the same, `None` where they do not apply.
 fn new_data_error(path: &str, place: Place, reason: &str) -> PyErr {
-    let (mut line, mut offset, mut row_group, mut row) = (None, None, None, None);
+    let (mut line, mut offset, mut column) = (None, None, None);
+    let (mut row_group, mut row) = (None, None);
     let message = match place {
         Place::Line {
             line: n,
@@ -157,6 +181,20 @@ fn new_data_error(path: &str, place: Place, reason: &str) -> PyErr {
         } => {
             (line, offset) = (Some(n), at);
             format!("{path}: line {n}: {reason}")
+        }
+        Place::Cell {
+            line: n,
+            column: None,
+        } => {
+            line = Some(n);
+            format!("{path}: line {n}: {reason}")
+        }
+        Place::Cell {
+            line: n,
+            column: Some(c),
+        } => {
+            (line, column) = (Some(n), Some(c));
+            format!("{path}: line {n}, column {c}: {reason}")
         }
         Place::Row {
             row_group: g,
@@ -174,6 +212,7 @@ fn new_data_error(path: &str, place: Place, reason: &str) -> PyErr {
             value.setattr("path", path)?;
             value.setattr("line", line)?;
             value.setattr("offset", offset)?;
+            value.setattr("column", column)?;
             value.setattr("row_group", row_group)?;
             value.setattr("row", row)?;
             value.setattr("reason", reason)
@@ -183,31 +222,37 @@ fn new_data_error(path: &str, place: Place, reason: &str) -> PyErr {
 }
 
 /// `brc._brc.data_error`: the `brc.DataError` (not raised) for the input
-/// at `path`, at line `line` (starting at byte `offset`, if known), at row
-/// `row` of row group `row_group`, or neither, as the library's errors
-/// are: for the pure-Python half, which names an error's input as its
-/// caller spelt it (`brc.dask`).
+/// at `path`, at line `line` (starting at byte `offset`, if known, or at
+/// the cell in column `column` of a delimited file's row), at row `row` of
+/// row group `row_group`, or neither, as the library's errors are: for the
+/// pure-Python half, which names an error's input as its caller spelt it
+/// (`brc.dask`).
 #[pyfunction]
-#[pyo3(signature = (path, reason, *, line = None, offset = None, row_group = None, row = None))]
+#[pyo3(signature = (path, reason, *, line = None, offset = None, column = None, row_group = None, row = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn data_error(
     py: Python<'_>,
     path: &str,
     reason: &str,
     line: Option<u64>,
     offset: Option<u64>,
+    column: Option<u64>,
     row_group: Option<u64>,
     row: Option<u64>,
 ) -> PyResult<Py<PyAny>> {
-    let place = match (line, row_group, row) {
-        (Some(line), None, None) => Place::Line { line, offset },
-        (None, Some(row_group), Some(row)) if offset.is_none() => Place::Row { row_group, row },
-        (None, None, None) if offset.is_none() => Place::File,
-        _ => {
-            return Err(PyValueError::new_err(
-                "expected a line (and an offset), a row group and a row, or neither",
-            ))
-        }
-    };
+    let place =
+        match (line, offset, column, row_group, row) {
+            (Some(line), offset, None, None, None) => Place::Line { line, offset },
+            (Some(line), None, Some(column), None, None) => Place::Cell {
+                line,
+                column: Some(column),
+            },
+            (None, None, None, Some(row_group), Some(row)) => Place::Row { row_group, row },
+            (None, None, None, None, None) => Place::File,
+            _ => return Err(PyValueError::new_err(
+                "expected a line (and an offset or a column), a row group and a row, or neither",
+            )),
+        };
     Ok(new_data_error(path, place, reason)
         .into_value(py)
         .into_any())

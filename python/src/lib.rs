@@ -4,17 +4,19 @@
 //! and the Dask integration.
 
 mod arrow;
+mod dialect;
 mod errors;
 mod partial;
 mod summary;
 
 use std::path::PathBuf;
 
-use brc::{Columns, Engine, Inputs, Options, Source, MAX_THREADS};
+use brc::{Columns, Dialect, Engine, Inputs, Options, Source, MAX_SCALE, MAX_THREADS};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyInt;
 
+use crate::dialect::DialectArg;
 use crate::errors::{guarded, Failure};
 use crate::summary::Summary;
 
@@ -49,6 +51,27 @@ pub(crate) fn options(threads: Option<&Bound<'_, PyInt>>) -> PyResult<Options> {
     Ok(options)
 }
 
+/// The decimals a summary is shown with, `decimals` (`None`: its scale's),
+/// checked: at most [`MAX_SCALE`], as the command line's `--decimals`.
+pub(crate) fn decimals(decimals: Option<&Bound<'_, PyInt>>) -> PyResult<Option<u32>> {
+    let Some(n) = decimals else {
+        return Ok(None);
+    };
+    let allowed = n.extract::<u32>().ok().filter(|d| *d <= MAX_SCALE);
+    allowed.map(Some).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "decimals must be at least 0 and at most {MAX_SCALE}, found {n}"
+        ))
+    })
+}
+
+/// `brc._brc.check_decimals`: `decimals` if [`decimals`] takes it, for a
+/// caller that checks before a long run (`brc.dask`).
+#[pyfunction]
+fn check_decimals(decimals: Bound<'_, PyInt>) -> PyResult<u32> {
+    Ok(self::decimals(Some(&decimals))?.unwrap_or_default())
+}
+
 /// The Parquet columns `(key, value)`: the names', the values'.
 pub(crate) fn columns((key, value): (String, String)) -> Columns {
     Columns { key, value }
@@ -56,30 +79,43 @@ pub(crate) fn columns((key, value): (String, String)) -> Columns {
 
 /// The files at `paths` (a directory stands for the regular files in it),
 /// as the command line lists them, Parquet files' names and values read
-/// from `columns`.
-pub(crate) fn inputs(paths: Vec<PathBuf>, columns: Columns) -> Inputs {
-    Inputs::new(paths.into_iter().map(Source::from_path)).columns(columns)
+/// from `columns`, text files read as `dialect` says if given.
+pub(crate) fn inputs(paths: Vec<PathBuf>, columns: Columns, dialect: Option<Dialect>) -> Inputs {
+    let inputs = Inputs::new(paths.into_iter().map(Source::from_path)).columns(columns);
+    match dialect {
+        Some(dialect) => inputs.delimited(dialect),
+        None => inputs,
+    }
 }
 
 /// Aggregates the files at `paths` (a directory stands for the regular
-/// files in it; text or Parquet) into one summary, as the command line
-/// reads them, without the GIL.
+/// files in it; text, delimited text as `dialect` says, or Parquet) into
+/// one summary shown with `decimals`, as the command line reads them,
+/// without the GIL.
 #[pyfunction]
-#[pyo3(signature = (paths, threads, engine_name, columns))]
+#[pyo3(signature = (paths, threads, engine_name, columns, dialect = None, decimals = None))]
 fn aggregate(
     py: Python<'_>,
     paths: Vec<PathBuf>,
     threads: Option<Bound<'_, PyInt>>,
     engine_name: &str,
     columns: (String, String),
+    dialect: Option<DialectArg>,
+    decimals: Option<Bound<'_, PyInt>>,
 ) -> PyResult<Summary> {
     let engine = engine(engine_name)?;
     let options = options(threads.as_ref())?;
     let columns = self::columns(columns);
+    let dialect = dialect::dialect(dialect)?;
+    let decimals = self::decimals(decimals.as_ref())?;
     let summary = py.detach(|| {
         guarded(|| {
-            let inputs = self::inputs(paths, columns);
-            inputs.aggregate(engine, &options).map_err(Failure::from)
+            let inputs = self::inputs(paths, columns, dialect);
+            let summary = inputs.aggregate(engine, &options)?;
+            match decimals {
+                Some(n) => summary.with_decimals(n).map_err(Failure::Decimals),
+                None => Ok(summary),
+            }
         })
     })?;
     Ok(Summary::new(summary))
@@ -95,8 +131,14 @@ fn _brc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partial::partial_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(partial::merge, m)?)?;
     m.add_function(wrap_pyfunction!(errors::data_error, m)?)?;
+    m.add_function(wrap_pyfunction!(check_decimals, m)?)?;
     m.add("DataError", m.py().get_type::<errors::DataError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add(
+        "NULLS",
+        pyo3::types::PyTuple::new(m.py(), brc::delimited::NULLS)?,
+    )?;
+    m.add("MAX_DECIMALS", MAX_SCALE)?;
     m.add(
         "ENGINES",
         Engine::ALL.iter().map(|e| e.name()).collect::<Vec<_>>(),

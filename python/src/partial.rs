@@ -7,15 +7,18 @@ use std::io::{Cursor, Write};
 use std::path::PathBuf;
 
 use brc::input::Input;
-use brc::Engine;
+use brc::{Dialect, Engine};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
 
+use crate::dialect::DialectArg;
 use crate::errors::{guarded, Failure};
 use crate::summary::Summary;
 
 /// The exact, mergeable state of an aggregation: per station its count,
-/// sum, min and max in integer tenths.
+/// sum, min and max in integer units (tenths for the challenge's text and
+/// Parquet), and its count of missing values for a delimited file's.
 #[pyclass(module = "brc", name = "Partial", frozen)]
 pub struct Partial {
     inner: brc::Partial,
@@ -70,10 +73,12 @@ impl Partial {
 
 /// The partial of the lines of the file at `path` whose first byte lies in
 /// `start..end` (any input the command line reads: mapped, or
-/// decompressed, which only the range holding byte 0 reads), or of the
-/// row groups whose first byte does (a Parquet file, its names and values
-/// read from `columns`), without the GIL.
+/// decompressed, which only the range holding byte 0 reads; the rows of a
+/// delimited file read as `dialect` says, its quotes counted from its
+/// start), or of the row groups whose first byte does (a Parquet file, its
+/// names and values read from `columns`), without the GIL.
 #[pyfunction]
+#[pyo3(signature = (path, start, end, threads, columns, dialect = None))]
 pub fn partial_file(
     py: Python<'_>,
     path: PathBuf,
@@ -81,12 +86,14 @@ pub fn partial_file(
     end: u64,
     threads: Option<Bound<'_, PyInt>>,
     columns: (String, String),
+    dialect: Option<DialectArg>,
 ) -> PyResult<Partial> {
     let options = crate::options(threads.as_ref())?;
     let columns = crate::columns(columns);
+    let dialect = crate::dialect::dialect(dialect)?;
     let inner = py.detach(|| {
         guarded(|| {
-            let inputs = crate::inputs(vec![path], columns).within(start..end);
+            let inputs = crate::inputs(vec![path], columns, dialect).within(start..end);
             let summary = inputs.aggregate(Engine::Fast, &options)?;
             Ok(brc::Partial::from(summary))
         })
@@ -97,23 +104,34 @@ pub fn partial_file(
 /// The partial of bytes the caller holds: read as a file is when
 /// `first_line_is_whole` (decompressed if gzip or zstd, a byte-order mark
 /// at the start skipped; a whole Parquet file, its names and values read
-/// from `columns`), else from the first line start after a `\n` on (the
-/// line before belongs to the bytes before).
+/// from `columns`; a whole delimited file, read as `dialect` says), else
+/// from the first line start after a `\n` on (the line before belongs to
+/// the bytes before), which a delimited file's bytes cannot be: its rows
+/// are told apart from its start on.
 #[pyfunction]
+#[pyo3(signature = (data, first_line_is_whole, threads, columns, dialect = None))]
 pub fn partial_bytes(
     py: Python<'_>,
     data: &[u8],
     first_line_is_whole: bool,
     threads: Option<Bound<'_, PyInt>>,
     columns: (String, String),
+    dialect: Option<DialectArg>,
 ) -> PyResult<Partial> {
     let options = crate::options(threads.as_ref())?;
     let columns = crate::columns(columns);
+    let dialect = crate::dialect::dialect(dialect)?;
+    if dialect.is_some() && !first_line_is_whole {
+        return Err(PyValueError::new_err(
+            "a delimited file's bytes are read whole, from its header on: \
+             first_line_is_whole must be true",
+        ));
+    }
     let name = "<bytes>".as_ref();
     let inner = py.detach(|| {
         guarded(|| {
-            let summary = if first_line_is_whole && is_parquet(data) {
-                parquet_bytes(data, columns, &options)
+            let summary = if first_line_is_whole && (is_parquet(data) || dialect.is_some()) {
+                file_bytes(data, columns, dialect, &options)
             } else if first_line_is_whole {
                 let input = Input::from_reader(Cursor::new(data.to_vec()))
                     .map_err(|e| Failure::at(name, e.into()))?;
@@ -142,20 +160,19 @@ fn is_parquet(data: &[u8]) -> bool {
     data.len() >= 12 && data.starts_with(MAGIC) && data.ends_with(MAGIC)
 }
 
-/// Aggregates the Parquet file `data`, which the library reads from a
-/// file only: from a temporary file, removed after.
-fn parquet_bytes(
+/// Aggregates `data`, a Parquet file (its names and values read from
+/// `columns`) or a delimited file (read as `dialect` says), which the
+/// library reads from a file only: from a temporary file, removed after.
+fn file_bytes(
     data: &[u8],
     columns: brc::Columns,
+    dialect: Option<Dialect>,
     options: &brc::Options,
 ) -> Result<brc::Summary, brc::Error> {
-    let mut file = tempfile::Builder::new()
-        .prefix("brc-bytes-")
-        .suffix(".parquet")
-        .tempfile()?;
+    let mut file = tempfile::Builder::new().prefix("brc-bytes-").tempfile()?;
     file.write_all(data)?;
     file.flush()?;
-    let inputs = crate::inputs(vec![file.path().to_path_buf()], columns);
+    let inputs = crate::inputs(vec![file.path().to_path_buf()], columns, dialect);
     inputs.aggregate(Engine::Fast, options).map_err(|e| e.error)
 }
 

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use brc::output::{self, Format};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyCapsule, PyTuple};
+use pyo3::types::{PyBytes, PyCapsule, PyInt, PyTuple};
 
-use crate::errors::guarded;
+use crate::errors::{guarded, Failure};
 
 /// The result of an aggregation: every station's min, mean and max, sorted
-/// by the bytes of its name. Shared, never copied, by its Arrow exports.
+/// by the bytes of its name, at the decimals it is shown with. Shared,
+/// never copied, by its Arrow exports.
 #[pyclass(module = "brc", name = "Summary", frozen)]
 pub struct Summary {
     inner: Arc<brc::Summary>,
@@ -22,6 +23,19 @@ impl Summary {
         Summary {
             inner: Arc::new(summary),
         }
+    }
+}
+
+impl Summary {
+    /// The summary shown with `decimals` decimals, if given: an
+    /// `OverflowError` if a value does not fit so.
+    fn shown_with(self, py: Python<'_>, decimals: Option<u32>) -> PyResult<Summary> {
+        let Some(n) = decimals.filter(|n| *n != self.inner.decimals()) else {
+            return Ok(self);
+        };
+        let summary = Arc::unwrap_or_clone(self.inner);
+        let shown = py.detach(|| summary.with_decimals(n).map_err(Failure::Decimals))?;
+        Ok(Summary::new(shown))
     }
 }
 
@@ -75,22 +89,66 @@ impl Summary {
     }
 
     /// Pickled as its partial (the `brc-partial` format), which holds every
-    /// station's exact state, so that a summary crosses processes (Dask
-    /// tasks) whole.
+    /// station's exact state, and its decimals, so that a summary crosses
+    /// processes (Dask tasks) whole.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
-        let text = render(py, &slf.get().inner, Format::Partial);
+        let inner = &slf.get().inner;
+        let text = render(py, inner, Format::Partial);
         let parse = py.get_type::<Summary>().getattr("from_partial_bytes")?;
-        let args = PyTuple::new(py, [PyBytes::new(py, text.as_bytes())])?;
+        let bytes = PyBytes::new(py, text.as_bytes()).into_any();
+        let decimals = inner.decimals().into_pyobject(py)?.into_any();
+        let args = PyTuple::new(py, [bytes, decimals])?;
         PyTuple::new(py, [parse, args.into_any()])
     }
 
-    /// The summary of a partial in the `brc-partial` format.
+    /// The summary of a partial in the `brc-partial` format, shown with
+    /// `decimals` (default: its scale's).
     #[staticmethod]
-    fn from_partial_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Summary> {
+    #[pyo3(signature = (data, decimals = None))]
+    fn from_partial_bytes(
+        py: Python<'_>,
+        data: &[u8],
+        decimals: Option<Bound<'_, PyInt>>,
+    ) -> PyResult<Summary> {
+        let decimals = crate::decimals(decimals.as_ref())?;
         let parsed = py.detach(|| guarded(|| Ok(brc::Partial::parse(data))))?;
         let partial = parsed.map_err(crate::errors::partial_error)?;
-        Ok(Summary::new(py.detach(|| partial.finish())))
+        let summary = py.detach(|| partial.finish());
+        Summary::new(summary).shown_with(py, decimals)
+    }
+
+    /// The number of decimals of the units its values are held in: the
+    /// most any value of its input had (1 for the challenge's tenths).
+    #[getter]
+    fn scale(&self) -> u32 {
+        self.inner.scale()
+    }
+
+    /// The number of decimals its values are shown with: its scale, unless
+    /// `with_decimals` said otherwise.
+    #[getter]
+    fn decimals(&self) -> u32 {
+        self.inner.decimals()
+    }
+
+    /// Whether it counts missing values (a delimited file's empty or null
+    /// cells): then its formats and its Arrow columns say how many each
+    /// station had.
+    #[getter]
+    fn counts_missing(&self) -> bool {
+        self.inner.counts_missing()
+    }
+
+    /// The same summary shown with `decimals` decimals (0 to 9), as the
+    /// command line's `--decimals`: padded with zeros, or rounded half
+    /// toward +inf.
+    fn with_decimals(&self, py: Python<'_>, decimals: Bound<'_, PyInt>) -> PyResult<Summary> {
+        let decimals = crate::decimals(Some(&decimals))?;
+        let summary = Summary {
+            inner: Arc::clone(&self.inner),
+        };
+        summary.shown_with(py, decimals)
     }
 
     /// The stations as a `pyarrow.Table` (see `__arrow_c_stream__`).
