@@ -1,8 +1,10 @@
 """brc on a Dask cluster: files cut into byte ranges, one task per range,
-the exact partial results tree-reduced on the workers. Text and Parquet
-files alike: a Parquet file's range reads the row groups whose first byte
-lies in it, local or an object that brc reads itself (``s3://``,
-``http(s)://``).
+the exact partial results tree-reduced on the workers. Text, delimited
+text (CSV, TSV) and Parquet files alike: a Parquet file's range reads the
+row groups whose first byte lies in it, local or an object that brc reads
+itself (``s3://``, ``http(s)://``); a local delimited file's range reads
+the rows that start in it, telling them apart by counting quotes from the
+file's start.
 
 Only partials travel between workers and to the client (a few dozen bytes
 per station, in the ``brc-partial`` format when pickled), never rows. Every
@@ -17,6 +19,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import tempfile
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Union
@@ -32,6 +35,14 @@ FAN_IN = 8
 # The characters that make a path a glob, as fsspec (after Python's `glob`)
 # reads them.
 _MAGIC = re.compile(r"[*?[]")
+
+# A UTF-8 byte-order mark, which brc skips at an input's start.
+_BOM = b"\xef\xbb\xbf"
+
+# What a header task reads at a time, and at most: brc's own bound on a
+# streamed row.
+_HEADER_BLOCK = 64 << 10
+_MAX_HEADER = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -62,14 +73,29 @@ class _Failed:
     """A task's error, kept as a value so that the merge tree can pick the
     one the command line would report: the first in argument order, then in
     the file. ``at`` is where in the file: the byte offset of a malformed
-    line, with ``line`` unknown (``None``) when the task read only a range;
-    the row group and row of a refused Parquet row; ``(-1,)`` for anything
-    else, which concerns the file as a whole."""
+    line (``offset``), with ``line`` unknown (``None``) when the task read
+    only a range; the line a refused delimited row starts on (``(0,)`` for
+    a header unlike the first file's, checked before its rows); the row
+    group and row of a refused Parquet row; ``(-1,)`` for anything else,
+    which concerns the file as a whole."""
 
     order: int
     at: tuple[int, ...]
     line: Optional[int]
     error: BaseException
+    offset: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class _Header:
+    """A delimited file's header row as stored (its line break and a
+    byte-order mark left out), ``None`` for a file without a row or a
+    Parquet file; ``known`` is false when it could not be read here (a
+    zstd file without :mod:`zstandard`, an unreadable file, whose pieces
+    report why)."""
+
+    row: Optional[bytes]
+    known: bool = True
 
 
 def aggregate(
@@ -79,6 +105,13 @@ def aggregate(
     client: Any = None,
     storage_options: Optional[dict] = None,
     columns: tuple[str, str] = brc.COLUMNS,
+    csv: bool = False,
+    tsv: bool = False,
+    delimiter: Optional[str] = None,
+    key: Union[brc.ColumnRef, Iterable[brc.ColumnRef], None] = None,
+    value: Optional[brc.ColumnRef] = None,
+    nulls: Union[str, Iterable[str], None] = None,
+    decimals: Optional[int] = None,
 ) -> brc.Summary:
     """Aggregates the files at ``urlpaths`` on Dask into one summary.
 
@@ -93,6 +126,16 @@ def aggregate(
     Parquet files (told by their bytes, as :func:`brc.aggregate` tells them,
     names and values read from ``columns``) are cut too, each task reading
     the row groups that start in its bytes.
+
+    ``csv``, ``tsv``, ``delimiter``, ``key``, ``value``, ``nulls`` and
+    ``decimals`` read delimited files as :func:`brc.aggregate` does: a
+    local one is cut too, each task reading the rows that start in its
+    bytes (quotes counted from the file's start, so a task reads the bytes
+    before its range once more, and tasks late in a big file read more);
+    a remote one is one task, read whole. The tasks' partials hold their
+    own rows' scale and merge at the finest, so the result is a single
+    run's; every file's header is checked against the first one's, as
+    the command line checks them.
 
     Tasks run on ``client``, else on the current ``distributed.Client`` if
     there is one, else on Dask's local threaded scheduler. Local files are
@@ -130,6 +173,9 @@ def aggregate(
     if split < 1:
         raise ValueError(f"split_bytes must be at least 1 byte, found {split_bytes!r}")
     columns = brc._columns(columns)
+    dialect = brc._dialect(csv, tsv, delimiter, key, value, nulls)
+    if decimals is not None:
+        brc._check_decimals(decimals)
     if isinstance(urlpaths, (str, os.PathLike)):
         urlpaths = [urlpaths]
     urlpaths = [os.fspath(u) for u in urlpaths]
@@ -138,7 +184,11 @@ def aggregate(
         urlpaths, storage_options=storage_options, expand=False
     )
     files = _expand(fs, urlpaths, paths)
-    pieces = list(_pieces(fs, files, split, brc_reads_objects=not storage_options))
+    pieces = list(
+        _pieces(
+            fs, files, split, brc_reads_objects=not storage_options, delimited=dialect is not None
+        )
+    )
 
     # Keys of this call only: a cluster shares results between graphs that
     # name the same keys, and another call's pieces are other bytes.
@@ -146,9 +196,21 @@ def aggregate(
     graph: dict = {}
     keys = []
     for i, piece in enumerate(pieces):
-        key = (f"brc-piece-{token}", i)
-        graph[key] = (_run_piece, fs, piece, columns)
-        keys.append(key)
+        task = (f"brc-piece-{token}", i)
+        graph[task] = (_run_piece, fs, piece, columns, dialect)
+        keys.append(task)
+    headers = []
+    if dialect is not None:
+        # The empty delimited partial, so that the result is a delimited
+        # run's (its missing values counted) even without a text row.
+        empty = (f"brc-empty-{token}",)
+        graph[empty] = (_empty, columns, dialect)
+        keys.append(empty)
+        if len(files) > 1:
+            for order, file in enumerate(files):
+                task = (f"brc-header-{token}", order)
+                graph[task] = (_header, fs, file.path)
+                headers.append(task)
     level = 0
     while len(keys) > 1 or level == 0:
         merged = []
@@ -158,7 +220,7 @@ def aggregate(
             merged.append(key)
         keys, level = merged, level + 1
     result_key = (f"brc-result-{token}",)
-    graph[result_key] = (_finish, fs, files, keys[0])
+    graph[result_key] = (_finish, fs, files, keys[0], headers, dialect)
 
     if client is None:
         client = _current_client()
@@ -166,7 +228,8 @@ def aggregate(
         result = client.get(graph, result_key)
     else:
         result = import_for("dask", "dask.threaded").get(graph, result_key)
-    return result.finish()
+    summary = result.finish()
+    return summary if decimals is None else summary.with_decimals(decimals)
 
 
 def _current_client() -> Any:
@@ -253,13 +316,15 @@ def _found(fs: Any, given_dir: str, fs_dir: str, name: str) -> _File:
 
 
 def _pieces(
-    fs: Any, files: list[_File], split: int, *, brc_reads_objects: bool
+    fs: Any, files: list[_File], split: int, *, brc_reads_objects: bool, delimited: bool = False
 ) -> Iterable[_Piece]:
     """The tasks' inputs: each uncompressed file cut into nearly equal
     ranges of at most ``split`` bytes, each compressed one whole. A Parquet
     file is cut when brc reads it (a range reads its row groups): a local
     one, or an object of a store brc reads itself if
-    ``brc_reads_objects``; fetched whole by fsspec otherwise."""
+    ``brc_reads_objects``; fetched whole by fsspec otherwise. A
+    ``delimited`` file is cut when local (brc counts its quotes from its
+    start), else read whole."""
     local = _is_local(fs)
     for order, file in enumerate(files):
         path = file.path
@@ -272,15 +337,16 @@ def _pieces(
             raise
         compressed = head.startswith(brc._MAGIC)
         url = _object_url(fs, path) if brc_reads_objects else None
-        if url is not None and size is not None and (parquet or compressed):
-            # brc reads the object: a compressed one whole, as a stream; a
-            # Parquet one by ranges, as a local file.
-            n = 1 if compressed else max(1, -(-size // split))
+        whole = compressed or (delimited and not parquet)
+        if url is not None and size is not None and (parquet or whole):
+            # brc reads the object: a compressed or delimited one whole, as
+            # a stream; a Parquet one by ranges, as a local file.
+            n = 1 if whole else max(1, -(-size // split))
             for k in range(n):
-                end = None if compressed else (k + 1) * size // n
+                end = None if whole else (k + 1) * size // n
                 yield _Piece(order, path, size, k * size // n, end, url)
             continue
-        if size is None or compressed or parquet:
+        if size is None or compressed or parquet or (delimited and not local):
             yield _Piece(order, path, size, 0, None)
             continue
         n = max(1, -(-size // split))
@@ -331,19 +397,21 @@ def _is_local(fs: Any) -> bool:
 
 
 def _run_piece(
-    fs: Any, piece: _Piece, columns: tuple[str, str]
+    fs: Any, piece: _Piece, columns: tuple[str, str], dialect: Optional[brc._Dialect]
 ) -> Union[brc.Partial, _Failed]:
     """A task: the partial of ``piece`` (Parquet files' names and values
-    read from ``columns``), or its error as a value."""
+    read from ``columns``, text files as ``dialect`` says), or its error as
+    a value."""
     base = 0
     local = _is_local(fs)
+    everything = 2**64 - 1
     try:
-        if local:
-            return brc.partial(piece.path, start=piece.start, end=piece.end, columns=columns)
-        if piece.url is not None:
-            return brc.partial(piece.url, start=piece.start, end=piece.end, columns=columns)
+        if local or piece.url is not None:
+            where = piece.path if local else piece.url
+            end = everything if piece.end is None else piece.end
+            return brc._partial_file(where, piece.start, end, 1, columns, dialect)
         if piece.end is None:
-            return brc.partial_bytes(fs.cat_file(piece.path), columns=columns)
+            return brc._partial_bytes(fs.cat_file(piece.path), True, 1, columns, dialect)
         base = max(piece.start - 1, 0)
         read = lambda at, stop: fs.cat_file(piece.path, start=at, end=stop)  # noqa: E731
         data = brc._range_bytes(read, piece.size, base, piece.end)
@@ -353,11 +421,15 @@ def _run_piece(
             # A Parquet file's: at a row, or the whole file's.
             at = (-1,) if e.row_group is None else (e.row_group, e.row)
             return _Failed(piece.order, at, None, e)
+        if e.offset is None:
+            # A delimited file's, read from its start: its line is known.
+            return _Failed(piece.order, (e.line,), e.line, e)
         # A remote range's lines are numbered from its start: the line in
         # the file is counted only for the error reported (`_finish`).
         whole = local or piece.url is not None or piece.end is None
         line = e.line if whole else None
-        return _Failed(piece.order, (base + e.offset,), line, e)
+        offset = base + e.offset
+        return _Failed(piece.order, (offset,), line, e, offset)
     except OSError as e:
         if piece.url is not None and e.filename == piece.url:
             # Named as fsspec names it, as other errors are, for `_finish`
@@ -374,10 +446,132 @@ def _merge(outcomes: list) -> Union[brc.Partial, _Failed]:
     return brc.merge(outcomes)
 
 
-def _finish(fs: Any, files: list[_File], outcome: Union[brc.Partial, _Failed]) -> brc.Partial:
-    """The last task: the merged partial, or the first error raised, named
-    by its file as the caller gave it and by its line (counted here, once,
+def _empty(columns: tuple[str, str], dialect: brc._Dialect) -> brc.Partial:
+    """A task: the partial of an empty delimited file."""
+    return brc._partial_bytes(b"", True, 1, columns, dialect)
+
+
+def _header(fs: Any, path: str) -> _Header:
+    """A task: the header row of the delimited file at ``path`` as stored,
+    decompressed (see :class:`_Header`): up to its first line break
+    outside quotes."""
+    try:
+        with fs.open(path, "rb") as f:
+            head = f.read(4)
+            if head == brc._PARQUET_MAGIC:
+                size = fs.size(path)
+                if size >= 12 and fs.cat_file(path, start=size - 4, end=size) == head:
+                    return _Header(None)
+            f.seek(0)
+            if head.startswith(brc._MAGIC[0]):
+                import gzip
+
+                return _header_row(gzip.GzipFile(fileobj=f, mode="rb"))
+            if head.startswith(brc._MAGIC[1]):
+                try:
+                    import zstandard
+                except ImportError:
+                    return _Header(None, known=False)
+                return _header_row(zstandard.ZstdDecompressor().stream_reader(f))
+            return _header_row(f)
+    except (OSError, EOFError, ValueError):
+        # Its pieces say why, as the command line would.
+        return _Header(None, known=False)
+
+
+def _header_row(f: Any) -> _Header:
+    """The first row of the stream ``f``: its bytes up to the first line
+    feed after an even number of quotes, a byte-order mark left out."""
+    data = b""
+    quotes = 0
+    scanned = 0
+    bom = None
+    while len(data) < _MAX_HEADER:
+        block = f.read(_HEADER_BLOCK)
+        data += block
+        if bom is None and (len(data) >= len(_BOM) or not block):
+            bom = data.startswith(_BOM)
+            data = data[len(_BOM) :] if bom else data
+        if bom is None:
+            continue
+        while True:
+            nl = data.find(b"\n", scanned)
+            if nl < 0:
+                quotes += data.count(b'"', scanned)
+                scanned = len(data)
+                break
+            quotes += data.count(b'"', scanned, nl)
+            scanned = nl + 1
+            if quotes % 2 == 0:
+                return _Header(data[:nl])
+        if not block:
+            return _Header(data if data else None)
+    return _Header(None, known=False)
+
+
+def _header_failure(
+    files: list[_File], headers: list[_Header], dialect: brc._Dialect
+) -> Optional[_Failed]:
+    """The failure of the first file whose header is unlike the first
+    file's (the first with a row), as the command line reports it, if
+    any."""
+    first = None
+    for order, header in enumerate(headers):
+        if not header.known:
+            if first is None:
+                # The first header is unknown: nothing to compare with.
+                return None
+            continue
+        if header.row is None:
+            continue
+        if first is None:
+            first = header.row
+            continue
+        if header.row == first:
+            continue
+        reason = _unlike(first, header.row, dialect[0])
+        if reason is not None:
+            error = brc._data_error(files[order].path, reason, line=1)
+            return _Failed(order, (0,), 1, error)
+    return None
+
+
+def _unlike(first: bytes, row: bytes, delimiter: str) -> Optional[str]:
+    """Why brc refuses a file whose header row is ``row`` after one whose
+    header row is ``first`` (``None`` if it takes it): brc reads the two
+    rows, each as a file, so that their cells are compared as it compares
+    them (quotes removed, a final ``\\r`` dropped)."""
+    with tempfile.TemporaryDirectory(prefix="brc-headers-") as tmp:
+        paths = [os.path.join(tmp, "first"), os.path.join(tmp, "other")]
+        for path, header in zip(paths, (first, row)):
+            with open(path, "wb") as f:
+                f.write(header + b"\n")
+        try:
+            brc._aggregate(paths, 1, "fast", brc.COLUMNS, (delimiter, [1], 1, []), None)
+        except brc.DataError as e:
+            if e.path == paths[1] and e.line == 1 and e.column is None:
+                return e.reason
+    return None
+
+
+def _finish(
+    fs: Any,
+    files: list[_File],
+    outcome: Union[brc.Partial, _Failed],
+    headers: list[_Header],
+    dialect: Optional[brc._Dialect],
+) -> brc.Partial:
+    """The last task: the merged partial, or the first error raised (a
+    delimited file's header unlike the first file's among them), named by
+    its file as the caller gave it and by its line (counted here, once,
     for the error reported) or Parquet row."""
+    if headers and dialect is not None:
+        unlike = _header_failure(files, headers, dialect)
+        if unlike is not None and (
+            not isinstance(outcome, _Failed)
+            or (unlike.order, unlike.at) < (outcome.order, outcome.at)
+        ):
+            outcome = unlike
     if not isinstance(outcome, _Failed):
         return outcome
     error = outcome.error
@@ -392,8 +586,10 @@ def _finish(fs: Any, files: list[_File], outcome: Union[brc.Partial, _Failed]) -
             file.shown, error.reason, row_group=error.row_group, row=error.row
         )
     line = outcome.line
-    offset = outcome.at[0]
+    offset = outcome.offset
     if line is None:
         with fs.open(file.path, "rb") as f:
             line = brc._newlines_before(f, offset) + 1
-    raise brc._data_error(file.shown, error.reason, line=line, offset=offset)
+    raise brc._data_error(
+        file.shown, error.reason, line=line, offset=offset, column=error.column
+    )

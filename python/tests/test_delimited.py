@@ -2,7 +2,8 @@
 against a pure-Python model (`csv` + `decimal`, exact sums), against
 DuckDB reading the value column as DECIMAL(18, s), and against the
 command line; the Arrow, Polars and pandas columns; errors as the command
-line words them; partials of byte ranges."""
+line words them; partials of byte ranges; and brc.dask on a real
+LocalCluster, byte for byte a single run's."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import pyarrow as pa
 import pytest
 
 import brc
+import brc.dask
 
 BOM = "\ufeff"
 
@@ -509,6 +511,7 @@ def test_bad_options_are_value_or_type_errors(tmp_path, kwargs, error, words):
     if "decimals" not in kwargs:
         calls.append(lambda: brc.partial(path, **kwargs))
         calls.append(lambda: brc.partial_bytes(b"k,v\na,1\n", **kwargs))
+        calls.append(lambda: brc.dask.aggregate(path, **kwargs))
     for call in calls:
         with pytest.raises(error) as e:
             call()
@@ -551,3 +554,129 @@ def test_partial_bytes_of_a_delimited_file_are_read_whole(tmp_path):
     packed = gzip.compress(b"k,v\na,1.25\n")
     assert brc.partial_bytes(packed, csv=True).finish().format("csv") == (
         "station,min,mean,max,count,missing\na,1.25,1.25,1.25,1,0\n")
+
+
+# --- Dask ------------------------------------------------------------------
+
+def dask_files(tmp_path: Path) -> list[Path]:
+    d = tmp_path / "dask"
+    d.mkdir()
+    files = [
+        write_csv(d / "a.csv", 21, 400, bom=True, max_decimals=2),
+        write_csv(d / "b.csv", 22, 300, crlf=True, final_newline=False, max_decimals=4),
+        write_csv(d / "c.csv", 23, 1, max_decimals=0),
+    ]
+    packed = d / "d.csv.gz"
+    packed.write_bytes(gzip.compress(write_csv(tmp_path / "d.csv", 24, 200).read_bytes()))
+    return files + [packed]
+
+
+def test_dask_equals_a_single_run_byte_for_byte(client, tmp_path, cli):
+    files = dask_files(tmp_path)
+    split = longest_row(files[:3]) + 1
+    for key in ("site", ["site", "sensor"]):
+        single = brc.aggregate(files, csv=True, key=key, value="reading")
+        for split_bytes in (split, 3 * split, "256MiB"):
+            got = brc.dask.aggregate([str(f) for f in files], split_bytes=split_bytes,
+                                     client=client, csv=True, key=key, value="reading")
+            assert got == single
+            assert got.to_arrow().equals(single.to_arrow())
+            assert got.format("partial") == single.format("partial")
+    assert got.format("csv") == cli.output(
+        "--csv", "--key", "site,sensor", "--value", "reading", "--format", "csv", *files)
+
+
+def test_dask_decimals_nulls_positions_and_tsv(client, tmp_path):
+    path = write_csv(tmp_path / "r.tsv", 31, 500, delimiter="\t", max_decimals=3)
+    split = longest_row([path]) + 1
+    options = dict(tsv=True, key=[2, "sensor"], value=4, nulls=["null", "NaN", "NA", "", "-"],
+                   decimals=1)
+    single = brc.aggregate(path, **options)
+    got = brc.dask.aggregate(path, split_bytes=split, client=client, **options)
+    assert got == single and got.decimals == 1
+    assert got.to_arrow().equals(single.to_arrow())
+
+
+def test_dask_of_parquet_and_csv_or_nothing_equals_a_single_run(client, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pa.table({"station": ["a", "b", "a"], "measure": [1.5, -2.0, 3.1]})
+    parquet = tmp_path / "p.parquet"
+    pq.write_table(table, parquet, row_group_size=1)
+    path = write_csv(tmp_path / "r.csv", 41, 100, max_decimals=2)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for inputs in ([parquet, path], [parquet], [empty]):
+        single = brc.aggregate(inputs, csv=True, key="site", value="reading")
+        got = brc.dask.aggregate([str(p) for p in inputs], client=client, split_bytes=1000,
+                                 csv=True, key="site", value="reading")
+        assert got == single
+        assert got.to_arrow().equals(single.to_arrow())
+
+
+@pytest.mark.parametrize("name", ["value", "unclosed", "stray quote", "empty key",
+                                  "18 digits at the file's scale"])
+def test_dask_errors_are_the_single_run_s(client, tmp_path, name):
+    rng = random.Random(51)
+    good = tmp_path / "good.csv"
+    rows = (f"{quoted(rng.choice(SITES), ',', rng)},{value_text(rng, 3, False)}\n"
+            for _ in range(200))
+    good.write_text("k,v\n" + "".join(rows))
+    path = tmp_path / "bad.csv"
+    # The bad rows after many good ones, so that a later task holds them.
+    body = BAD[name].split("\n", 1)[1]
+    path.write_text("k,v\n" + "x,1\n" * 300 + body)
+    files = [str(good), str(path)]
+    options = dict(csv=True, key="k", value="v")
+    with pytest.raises(brc.DataError) as single:
+        brc.aggregate(files, **options)
+    with pytest.raises(brc.DataError) as got:
+        brc.dask.aggregate(files, split_bytes=50, client=client, **options)
+    assert str(got.value) == str(single.value)
+    assert (got.value.line, got.value.column) == (single.value.line, single.value.column)
+
+
+def test_dask_checks_every_header_against_the_first(client, tmp_path, cli):
+    a, b, c = tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "c.csv"
+    a.write_text("site,reading\nx,1\n")
+    b.write_bytes(b'\xef\xbb\xbf"site",reading\r\ny,2\r\n')
+    c.write_text("site,value\nz,3\n" + "z,x\n" * 10)
+    assert brc.dask.aggregate([a, b], client=client, csv=True) == brc.aggregate(
+        [a, b], csv=True)
+    with pytest.raises(brc.DataError) as e:
+        brc.dask.aggregate([str(a), str(b), str(c)], client=client, csv=True, split_bytes=20)
+    assert str(e.value) == cli_error(cli, "--csv", a, b, c)
+    assert (e.value.path, e.value.line, e.value.column) == (str(c), 1, None)
+    # An error in a file before the unlike header comes first.
+    b.write_text("site,reading\ny,bad\n")
+    with pytest.raises(brc.DataError) as e:
+        brc.dask.aggregate([a, b, c], client=client, csv=True)
+    assert str(e.value) == cli_error(cli, "--csv", a, b, c)
+
+
+def test_dask_checks_decimals_before_any_task(tmp_path):
+    with pytest.raises(ValueError, match="decimals must be"):
+        brc.dask.aggregate(tmp_path / "nothing-*.csv", csv=True, decimals=12)
+
+
+def test_dask_reads_remote_delimited_files_whole(client, tmp_path):
+    from rangeserver import RangeServer
+
+    served = tmp_path / "served"
+    served.mkdir()
+    files = [write_csv(served / "a.csv", 61, 300, bom=True),
+             write_csv(served / "b.csv", 62, 200, crlf=True, max_decimals=1)]
+    single = brc.aggregate(files, csv=True, key="site", value="reading")
+    with RangeServer(served) as server:
+        urls = [f"{server.url}/a.csv", f"{server.url}/b.csv"]
+        # Read by brc (whole, as a stream), then by fsspec (whole, handed
+        # to partial_bytes), however small the split.
+        for storage_options in (None, {"headers": {"X-Test": "1"}}):
+            got = brc.dask.aggregate(urls, split_bytes=100, client=client, csv=True,
+                                     key="site", value="reading",
+                                     storage_options=storage_options)
+            assert got == single
+        (served / "b.csv").write_text("site,value\nx,1\n")
+        with pytest.raises(brc.DataError) as e:
+            brc.dask.aggregate(urls, client=client, csv=True, key="site", value="reading")
+    assert str(e.value) == (
+        f"{urls[1]}: line 1: expected the header of the first file, found another one")
