@@ -35,10 +35,6 @@ const TENTHS_PRECISION: u8 = brc::VALUE_LIMIT.ilog10() as u8 + 1;
 /// The decimal precision of a delimited file's values: `DECIMAL(18, S)`.
 const PRECISION: u8 = brc::MAX_DIGITS as u8;
 
-/// The widest decimal128, for values that `Summary::with_decimals` padded
-/// past [`PRECISION`] digits (it checks that they fit 64 bits).
-const WIDE_PRECISION: u8 = 38;
-
 /// How a summary's values go to Arrow.
 #[derive(Clone, Copy)]
 struct Shape {
@@ -67,25 +63,8 @@ fn schema(shape: Shape) -> Arc<Schema> {
     Arc::new(Schema::new(fields))
 }
 
-/// `units` at `scale` decimals as units at `shown` decimals: exact when
-/// `shown >= scale` (`None` past `i64`), else rounded half toward +∞, as
-/// the library shows a summary's min and max.
-fn rescale(units: i64, scale: u32, shown: u32) -> Option<i64> {
-    match shown.checked_sub(scale) {
-        Some(up) => units.checked_mul(10i64.checked_pow(up)?),
-        None => {
-            let den = 10i128.pow(scale - shown);
-            let (q, r) = (
-                i128::from(units).div_euclid(den),
-                i128::from(units).rem_euclid(den),
-            );
-            i64::try_from(q + i128::from(r >= den - r)).ok()
-        }
-    }
-}
-
 /// Each key's min, mean and max in shown units, `None` for a key without
-/// values; an error for one that does not fit 64 bits so.
+/// values; an error for one that does not fit 18 digits so.
 type Values = Vec<Option<[i64; 3]>>;
 
 /// The min, mean and max of every key of `summary`, at its decimals.
@@ -96,11 +75,10 @@ fn values(summary: &brc::Summary) -> Result<Values, ArrowError> {
             if s.count == 0 {
                 return Ok(None);
             }
-            let at = |v| rescale(v, scale, shown);
-            match (at(s.min), s.mean(scale, shown), at(s.max)) {
-                (Some(min), Some(mean), Some(max)) => Ok(Some([min, mean, max])),
-                _ => Err(ArrowError::ComputeError(format!(
-                    "the values of {name} do not fit 64 bits with {shown} decimals"
+            match s.shown(scale, shown) {
+                Some(values) => Ok(Some(values)),
+                None => Err(ArrowError::ComputeError(format!(
+                    "the values of {name} do not fit 18 digits with {shown} decimals"
                 ))),
             }
         })
@@ -110,7 +88,7 @@ fn values(summary: &brc::Summary) -> Result<Values, ArrowError> {
 /// The shape of `summary`'s batch: the challenge's tenths keep the
 /// text's precision unless a value lies beyond it (a Parquet file's),
 /// which valid Arrow data must not hold; any other summary's values have
-/// 18 digits, or 38 where a value was padded past 18.
+/// 18 digits.
 fn shape(summary: &brc::Summary, values: &Values) -> Shape {
     let shown = summary.decimals();
     let missing = summary.counts_missing();
@@ -119,11 +97,11 @@ fn shape(summary: &brc::Summary, values: &Values) -> Shape {
         (values.iter().flatten().flatten()).all(|&v| i128::from(v).abs() <= limit)
     };
     let tenths = !missing && summary.scale() == 1 && shown == 1;
-    let precision = match (tenths, fits(TEXT_PRECISION), fits(PRECISION)) {
-        (true, true, _) => TEXT_PRECISION,
-        (true, false, _) => TENTHS_PRECISION,
-        (false, _, true) => PRECISION,
-        (false, _, false) => WIDE_PRECISION,
+    // `Stats::shown` keeps every value within 18 digits.
+    let precision = match (tenths, fits(TEXT_PRECISION)) {
+        (true, true) => TEXT_PRECISION,
+        (true, false) => TENTHS_PRECISION,
+        (false, _) => PRECISION,
     };
     Shape {
         precision,
