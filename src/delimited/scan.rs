@@ -35,17 +35,19 @@ impl Masks {
         return Masks::Bytes;
     }
 
-    /// The masks of `block`: (delimiters and line feeds, quotes).
+    /// The masks of `block`: (delimiters and line feeds, line feeds,
+    /// quotes).
     #[inline]
-    fn of(self, block: &[u8; 64], delimiter: u8) -> (u64, u64) {
+    fn of(self, block: &[u8; 64], delimiter: u8) -> (u64, u64, u64) {
         match self {
             Masks::Bytes => {
-                let (mut ends, mut quotes) = (0u64, 0u64);
+                let (mut ends, mut lines, mut quotes) = (0u64, 0u64, 0u64);
                 for (i, &b) in block.iter().enumerate() {
                     ends |= u64::from(b == delimiter || b == b'\n') << i;
+                    lines |= u64::from(b == b'\n') << i;
                     quotes |= u64::from(b == b'"') << i;
                 }
-                (ends, quotes)
+                (ends, lines, quotes)
             }
             #[cfg(target_arch = "x86_64")]
             // SAFETY: SSE2 is part of x86-64 itself: every CPU this code
@@ -58,23 +60,24 @@ impl Masks {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 #[inline]
-fn sse2(block: &[u8; 64], delimiter: u8) -> (u64, u64) {
+fn sse2(block: &[u8; 64], delimiter: u8) -> (u64, u64, u64) {
     use std::arch::x86_64::*;
     let (d, n, q) = (
         _mm_set1_epi8(delimiter as i8),
         _mm_set1_epi8(b'\n' as i8),
         _mm_set1_epi8(b'"' as i8),
     );
-    let (mut ends, mut quotes) = (0u64, 0u64);
+    let (mut delimiters, mut lines, mut quotes) = (0u64, 0u64, 0u64);
     for k in 0..4 {
         // SAFETY: `block` holds 64 bytes, so its bytes 16k..16k+16 are in
         // bounds for k < 4; the load is unaligned.
         let v = unsafe { _mm_loadu_si128(block.as_ptr().add(16 * k).cast()) };
-        let e = _mm_or_si128(_mm_cmpeq_epi8(v, d), _mm_cmpeq_epi8(v, n));
-        ends |= u64::from(_mm_movemask_epi8(e) as u16) << (16 * k);
-        quotes |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, q)) as u16) << (16 * k);
+        let mask = |c| u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, c)) as u16) << (16 * k);
+        delimiters |= mask(d);
+        lines |= mask(n);
+        quotes |= mask(q);
     }
-    (ends, quotes)
+    (delimiters | lines, lines, quotes)
 }
 
 /// Each bit set where an odd number of `quotes`' bits are at or below it.
@@ -99,6 +102,9 @@ pub(super) struct Events<'a> {
     base: usize,
     /// Its events not taken yet.
     bits: u64,
+    /// Its line feeds and quotes, to tell an event's kind.
+    lines: u64,
+    quotes: u64,
     /// Whether its last byte lies inside quotes.
     inside: bool,
 }
@@ -112,6 +118,8 @@ impl<'a> Events<'a> {
             masks,
             base: at,
             bits: 0,
+            lines: 0,
+            quotes: 0,
             inside: false,
         };
         events.load();
@@ -122,7 +130,7 @@ impl<'a> Events<'a> {
     #[inline]
     fn load(&mut self) {
         let rest = &self.bytes[self.base.min(self.bytes.len())..];
-        let (ends, quotes) = match rest.first_chunk::<64>() {
+        let (ends, lines, quotes) = match rest.first_chunk::<64>() {
             Some(block) => self.masks.of(block, self.delimiter),
             None => {
                 // The last bytes, padded with bytes that are no event.
@@ -137,11 +145,12 @@ impl<'a> Events<'a> {
         }
         self.inside = inside >> 63 == 1;
         self.bits = (ends & !inside) | quotes;
+        (self.lines, self.quotes) = (lines, quotes);
     }
 
-    /// The position of the next event, or `None` at the end of the bytes.
+    /// The next event, or `None` at the end of the bytes.
     #[inline]
-    pub(super) fn next(&mut self) -> Option<usize> {
+    pub(super) fn next(&mut self) -> Option<Event> {
         while self.bits == 0 {
             self.base += 64;
             if self.base >= self.bytes.len() {
@@ -149,10 +158,31 @@ impl<'a> Events<'a> {
             }
             self.load();
         }
-        let at = self.base + self.bits.trailing_zeros() as usize;
-        self.bits &= self.bits - 1;
-        Some(at)
+        let bit = self.bits & self.bits.wrapping_neg();
+        let at = self.base + bit.trailing_zeros() as usize;
+        self.bits ^= bit;
+        let kind = match (self.quotes & bit != 0, self.lines & bit != 0) {
+            (true, _) => Kind::Quote,
+            (_, true) => Kind::Line,
+            _ => Kind::Delimiter,
+        };
+        Some(Event { at, kind })
     }
+}
+
+/// An event: where, and which byte is there.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Event {
+    at: usize,
+    kind: Kind,
+}
+
+/// An event's byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Delimiter,
+    Line,
+    Quote,
 }
 
 /// A cell of a row: its bytes' range, quotes removed, and whether it
@@ -224,7 +254,6 @@ pub(super) struct ShapeFault {
 pub(super) struct Rows<'a> {
     events: Events<'a>,
     bytes: &'a [u8],
-    delimiter: u8,
     /// Where the next row starts.
     at: usize,
 }
@@ -234,7 +263,6 @@ impl<'a> Rows<'a> {
         Rows {
             events: Events::new(bytes, at, delimiter, masks),
             bytes,
-            delimiter,
             at,
         }
     }
@@ -279,32 +307,32 @@ impl<'a> Rows<'a> {
             };
             let mut c = Cell {
                 start,
-                end: e,
+                end: e.at,
                 escaped: false,
                 quoted: false,
             };
-            if bytes[e] == b'"' {
-                if e != start {
-                    return fault(n, Shape::StrayQuote);
-                }
-                // A quoted cell: quote pairs until one is not doubled.
-                c.quoted = true;
-                c.start = e + 1;
-                let close = loop {
-                    let Some(q) = self.events.next() else {
-                        return fault(n, Shape::Unclosed);
-                    };
-                    debug_assert_eq!(bytes[q], b'"');
-                    match self.events.next() {
-                        Some(next) if next == q + 1 && bytes[next] == b'"' => c.escaped = true,
-                        next => {
-                            c.end = q;
-                            break next;
+            match e.kind {
+                Kind::Quote if e.at != start => return fault(n, Shape::StrayQuote),
+                Kind::Quote => {
+                    // A quoted cell: quote pairs until one is not doubled.
+                    c.quoted = true;
+                    c.start = e.at + 1;
+                    let close = loop {
+                        // Inside quotes only quotes are events.
+                        let Some(q) = self.events.next() else {
+                            return fault(n, Shape::Unclosed);
+                        };
+                        match self.events.next() {
+                            Some(next) if next.at == q.at + 1 && next.kind == Kind::Quote => {
+                                c.escaped = true
+                            }
+                            next => {
+                                c.end = q.at;
+                                break next;
+                            }
                         }
-                    }
-                };
-                match close {
-                    None => {
+                    };
+                    let Some(next) = close else {
                         // The closing quote ends the input.
                         if trim_cr(bytes, c.end + 1, bytes.len()) != c.end + 1 {
                             return fault(n, Shape::AfterQuote);
@@ -312,27 +340,27 @@ impl<'a> Rows<'a> {
                         cell(n, c);
                         self.at = bytes.len();
                         return Some(Ok(n + 1));
+                    };
+                    let after = match next.at - c.end {
+                        1 => true,
+                        2 => next.kind == Kind::Line && bytes[c.end + 1] == b'\r',
+                        _ => false,
+                    };
+                    if !after || next.kind == Kind::Quote {
+                        return fault(n, Shape::AfterQuote);
                     }
-                    Some(next) => {
-                        let gap = &bytes[c.end + 1..next];
-                        let ok = gap.is_empty() || (gap == b"\r" && bytes[next] == b'\n');
-                        if !ok || bytes[next] == b'"' {
-                            return fault(n, Shape::AfterQuote);
-                        }
-                        e = next;
-                    }
+                    e = next;
                 }
-            } else if bytes[e] == b'\n' {
-                c.end = trim_cr(bytes, start, e);
+                Kind::Line => c.end = trim_cr(bytes, start, e.at),
+                Kind::Delimiter => {}
             }
             cell(n, c);
             n += 1;
-            if bytes[e] == b'\n' {
-                self.at = e + 1;
+            if e.kind == Kind::Line {
+                self.at = e.at + 1;
                 return Some(Ok(n));
             }
-            debug_assert_eq!(bytes[e], self.delimiter);
-            start = e + 1;
+            start = e.at + 1;
         }
     }
 }
