@@ -1,10 +1,10 @@
 """A static file server on 127.0.0.1 that honours HTTP Range requests, as
 object stores do: a real server for the tests' `http://` reads.
 
-It can hold range requests of more than a few bytes at a gate until the
-test opens it, counting the requests that wait there, so a test can act
-while tasks are mid-read (the client's look at each file's first bytes is
-never held).
+It records the bytes of each file it sends, and can hold range requests
+of more than a few bytes at a gate until the test opens it, counting the
+requests that wait there, so a test can act while tasks are mid-read (the
+client's look at each file's first bytes is never held).
 """
 
 from __future__ import annotations
@@ -44,10 +44,12 @@ class Handler(SimpleHTTPRequestHandler):
 
     def do_GET(self):
         wanted = self.headers.get("Range")
+        path = Path(self.translate_path(self.path))
         if wanted is None:
+            if path.is_file():
+                self.server.served.append((self.path, 0, path.stat().st_size))
             return super().do_GET()
         match = RANGE.match(wanted.strip())
-        path = Path(self.translate_path(self.path))
         if match is None or not path.is_file():
             self.send_error(416 if match is None else 404)
             return
@@ -65,6 +67,7 @@ class Handler(SimpleHTTPRequestHandler):
         with open(path, "rb") as f:
             f.seek(first)
             body = f.read(last - first + 1)
+        self.server.served.append((self.path, first, first + len(body)))
         self.send_response(206)
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Accept-Ranges", "bytes")
@@ -88,6 +91,9 @@ class RangeServer(ThreadingHTTPServer):
     def __init__(self, root: Path):
         super().__init__(("127.0.0.1", 0), partial(Handler, directory=os.fspath(root)))
         self.token = None
+        #: What each GET sent of a file: its URL path, the first byte and
+        #: the end (appends from the handler threads need no lock).
+        self.served: list[tuple[str, int, int]] = []
         self.gate = threading.Event()
         self.gate.set()
         self.waiting = threading.Semaphore(0)

@@ -160,6 +160,17 @@ def test_objects_over_http_read_as_local_files(cli, stored):
             assert got == cli.output(*stored.local(key)), key
 
 
+def test_listing_an_object_asks_for_its_ends_only(cli, stored):
+    # Its first and last 4 bytes tell its format; the read is the object's
+    # one whole request.
+    key = "data/a.txt"
+    size = stored.local(key)[0].stat().st_size
+    with RangeServer(stored.root) as served:
+        cli.output(f"{served.url}/{key}")
+        path = f"/{key}"
+        assert sorted(served.served) == [(path, 0, 4), (path, 0, size), (path, size - 4, size)]
+
+
 def test_a_missing_key_or_bucket_is_one_line(cli, stored, moto, s3_env):
     key = url("data/nope.txt")
     assert refused(cli.run(stored.local("data/a.txt")[0], key, env=s3_env)) == (
