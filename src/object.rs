@@ -13,18 +13,19 @@
 //! for minutes, so a server that is down fails the run in seconds.
 
 use std::future::Future;
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::http::HttpBuilder;
 use object_store::path::Path;
 use object_store::{
-    BackoffConfig, ClientConfigKey, ClientOptions, ObjectStore, ObjectStoreExt, RetryConfig,
+    BackoffConfig, ClientConfigKey, ClientOptions, GetOptions, GetRange, ObjectStore,
+    ObjectStoreExt, RetryConfig,
 };
 
 /// One object: where it is, and its size when listed.
@@ -33,6 +34,9 @@ pub(crate) struct Object {
     path: Path,
     url: String,
     size: u64,
+    /// Its first bytes, as probed when listed: what they tell of how it
+    /// is stored (compressed, after a byte-order mark) needs no request.
+    head: Bytes,
 }
 
 impl std::fmt::Debug for Object {
@@ -53,6 +57,12 @@ impl Object {
     /// Its size in bytes, as listed.
     pub(crate) fn size(&self) -> u64 {
         self.size
+    }
+
+    /// Its first bytes (up to the number probed when listed; fewer if it
+    /// is smaller).
+    pub(crate) fn head(&self) -> &[u8] {
+        &self.head
     }
 
     /// Bytes `range` of the object; fewer than asked is an error.
@@ -76,6 +86,38 @@ impl Object {
         let got = block_on(self.store.get(&self.path)).map_err(|e| failed(&self.url, e))?;
         Ok(Streamed {
             url: self.url.clone(),
+            left: got.range.end - got.range.start,
+            at: got.range.start,
+            stream: got.into_stream(),
+            held: Bytes::new(),
+        })
+    }
+
+    /// Bytes `range` of the object as a stream, fetched as they are read
+    /// (to its end when `range.end` is `u64::MAX`), so that a range of any
+    /// length is read in bounded memory. A reply of another range, or a
+    /// body that ends before the range does, is an error.
+    pub(crate) fn stream(&self, range: Range<u64>) -> io::Result<Streamed> {
+        let asked = match range.end {
+            u64::MAX => GetRange::Offset(range.start),
+            _ => GetRange::Bounded(range.clone()),
+        };
+        let options = GetOptions {
+            range: Some(asked),
+            ..GetOptions::default()
+        };
+        let got = block_on(self.store.get_opts(&self.path, options));
+        let got = got.map_err(|e| failed(&self.url, e))?;
+        // The crate checks the reply's range against the object's size as
+        // the server states it: a bounded range past a shrunk object's end
+        // comes back shorter, which is no longer the bytes listed.
+        if range.end != u64::MAX && got.range != range {
+            return Err(cut_short(got.range.end - got.range.start, &range));
+        }
+        Ok(Streamed {
+            url: self.url.clone(),
+            left: got.range.end - got.range.start,
+            at: got.range.start,
             stream: got.into_stream(),
             held: Bytes::new(),
         })
@@ -101,16 +143,20 @@ impl Object {
 fn full(bytes: Bytes, range: &Range<u64>) -> io::Result<Bytes> {
     match bytes.len() as u64 == range.end - range.start {
         true => Ok(bytes),
-        false => Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            format!(
-                "the object was cut short: {} bytes from byte {}, {} expected",
-                bytes.len(),
-                range.start,
-                range.end - range.start
-            ),
-        )),
+        false => Err(cut_short(bytes.len() as u64, range)),
     }
+}
+
+/// `got` bytes of `range` came, not all of them.
+fn cut_short(got: u64, range: &Range<u64>) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        format!(
+            "the object was cut short: {got} bytes from byte {}, {} expected",
+            range.start,
+            range.end - range.start
+        ),
+    )
 }
 
 /// The objects `url` names, each with its first and last `probe` bytes
@@ -142,6 +188,7 @@ pub(crate) fn list(url: &str, probe: u64) -> io::Result<Vec<(Object, (Bytes, Byt
                     url: format!("{base}/{}", tail.trim_start_matches('/')),
                     path: meta.location,
                     size: meta.size,
+                    head: Bytes::new(),
                 }
             })
             .collect();
@@ -160,13 +207,18 @@ pub(crate) fn list(url: &str, probe: u64) -> io::Result<Vec<(Object, (Bytes, Byt
             path,
             url: url.to_string(),
             size: meta.size,
+            head: Bytes::new(),
         }]
     };
     let probes = stream::iter(objects.iter().map(|o| o.ends(probe)))
         .buffered(PROBES_IN_FLIGHT)
         .try_collect::<Vec<_>>();
     let ends = block_on(probes).map_err(|e| failed(url, e))?;
-    Ok(objects.into_iter().zip(ends).collect())
+    let objects = objects.into_iter().zip(ends).map(|(mut object, ends)| {
+        object.head = ends.0.clone();
+        (object, ends)
+    });
+    Ok(objects.collect())
 }
 
 /// The store holding `url`'s object, and its path there. An S3 key is
@@ -238,24 +290,52 @@ fn block_on<F: Future>(future: F) -> F::Output {
 }
 
 /// An object's bytes, read as its body arrives.
-struct Streamed {
+pub(crate) struct Streamed {
     url: String,
     stream: BoxStream<'static, object_store::Result<Bytes>>,
     /// What arrived and is not read yet.
     held: Bytes,
+    /// The object's byte that `held` starts at, and how many bytes of the
+    /// reply are still to come after it: a body that ends before them was
+    /// cut short.
+    at: u64,
+    left: u64,
+}
+
+impl BufRead for Streamed {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        while self.held.is_empty() {
+            match block_on(self.stream.next()) {
+                Some(Ok(bytes)) => {
+                    self.left = self.left.saturating_sub(bytes.len() as u64);
+                    self.held = bytes;
+                }
+                Some(Err(e)) => return Err(failed(&self.url, e)),
+                None if self.left > 0 => {
+                    let e = format!(
+                        "the object was cut short: its reply ended at byte {}, {} bytes early",
+                        self.at, self.left
+                    );
+                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, e));
+                }
+                None => break,
+            }
+        }
+        Ok(&self.held)
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.held.advance(n);
+        self.at += n as u64;
+    }
 }
 
 impl Read for Streamed {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.held.is_empty() {
-            match block_on(self.stream.next()) {
-                Some(Ok(bytes)) => self.held = bytes,
-                Some(Err(e)) => return Err(failed(&self.url, e)),
-                None => return Ok(0),
-            }
-        }
-        let n = buf.len().min(self.held.len());
-        buf[..n].copy_from_slice(&self.held.split_to(n));
+        let held = self.fill_buf()?;
+        let n = buf.len().min(held.len());
+        buf[..n].copy_from_slice(&held[..n]);
+        self.consume(n);
         Ok(n)
     }
 }

@@ -24,6 +24,11 @@ from rangeserver import RangeServer
 
 BUCKET = "brc-objects"
 
+BOM = b"\xef\xbb\xbf"
+
+#: The malformed line of `big/bad.txt`, counted from 1.
+BAD_LINE = 24001
+
 
 def write_1trc(path: Path, count: int, seed: int, *, row_group_size: int,
                columns: tuple[str, str] = ("station", "measure")) -> Path:
@@ -73,6 +78,17 @@ def stored(moto: MotoServer, tmp_path_factory, cli_binary) -> Stored:
     (root / "bad" / "x.txt").write_bytes(b"Oslo;1.0\n" * 10 + b"Oslo;12.34\n")
     write_1trc(root / "bad" / "city.parquet", 500, seed=6, row_group_size=100,
                columns=("city", "temp"))
+    # Text objects large enough to cut into many shards: one without a final
+    # newline, one after a byte-order mark, one with a malformed line far
+    # from its start (after a mark too, so its offset counts from past it).
+    big = root / "big"
+    big.mkdir()
+    write_random(big / "plain.txt", 30000, seed=7, final_newline=False)
+    (big / "marked.txt").write_bytes(
+        BOM + write_random(root / "marked.txt", 20000, seed=8).read_bytes())
+    lines = write_random(root / "bad.txt", 30000, seed=9).read_bytes().split(b"\n")
+    lines[BAD_LINE - 1] = b"Oslo;12.34"
+    (big / "bad.txt").write_bytes(BOM + b"\n".join(lines))
     files = {p.relative_to(root).as_posix(): p for p in sorted(root.rglob("*")) if p.is_file()}
     moto.upload(BUCKET, files)
     listed = ["data/a.txt", "data/b.txt.gz", "data/c.parquet", "data/d.parquet", "data/sub/e.txt"]
@@ -151,6 +167,109 @@ def test_shards_of_objects_merge_into_the_whole(cli, stored, s3_env, tmp_path):
     local = stored.local("data/c.parquet")[0]
     assert shards == [cli.output("--shard", f"{k}/4", "--format", "partial", local)
                       for k in range(1, 5)]
+
+
+@pytest.mark.parametrize("key", ["big/plain.txt", "big/marked.txt", "data/a.txt"])
+def test_a_text_object_s_shards_are_its_local_file_s(cli, stored, s3_env, tmp_path, key):
+    # Each shard reads by ranged requests the lines a local file's shard
+    # reads, so the shards merge into the whole.
+    local = stored.local(key)[0]
+    want = cli.output(local)
+    for n, engine in ((2, "fast"), (5, "naive"), (16, "fast")):
+        parts = []
+        for k in range(1, n + 1):
+            args = ("--shard", f"{k}/{n}", "--format", "partial", "--engine", engine)
+            got = cli.output(*args, url(key), env=s3_env)
+            assert got == cli.output(*args, local), (n, k)
+            assert "stations=0" not in got
+            parts.append(tmp_path / f"part-{n}-{k}")
+            parts[-1].write_text(got)
+        assert cli.output("merge", *parts) == want, n
+
+
+def test_a_text_object_s_shard_asks_for_about_its_own_bytes(cli, stored):
+    # Over HTTP, where the server counts what it sends: a shard's requests
+    # are its range, from the byte before it, and the end of its last line
+    # (at most a line's worth past it), besides the listing's look at the
+    # object's first and last 4 bytes.
+    key = "big/plain.txt"
+    size = stored.local(key)[0].stat().st_size
+    n = 8
+    with RangeServer(stored.root) as served:
+        total = 0
+        for k in range(1, n + 1):
+            served.served.clear()
+            cli.output("--shard", f"{k}/{n}", "--format", "partial", f"{served.url}/{key}")
+            sent = sum(end - start for _, start, end in served.served)
+            lo, hi = (k - 1) * size // n, k * size // n
+            own = hi - max(lo - 1, 0)
+            assert own + 8 <= sent <= own + 8 + 107, (k, sent, own, served.served)
+            total += sent
+        assert total <= size + n * (1 + 8 + 107)
+
+
+def test_an_error_in_a_later_shard_names_its_line_from_the_object_s_start(cli, stored,
+                                                                           s3_env):
+    key = "big/bad.txt"
+    local = stored.local(key)[0]
+
+    def named(done) -> str:
+        return refused(done).replace(str(local), url(key), 1)
+
+    whole = refused(cli.run(url(key), env=s3_env))
+    assert whole.startswith(f"{url(key)}: line {BAD_LINE}: ")
+    assert whole == named(cli.run(local))
+    for n, engine in ((3, "fast"), (8, "naive"), (8, "swar")):
+        failed = []
+        for k in range(1, n + 1):
+            args = ("--shard", f"{k}/{n}", "--format", "partial", "--engine", engine)
+            s3, here = cli.run(*args, url(key), env=s3_env), cli.run(*args, local)
+            if here.returncode == 0:
+                assert (s3.returncode, s3.stdout) == (0, here.stdout), (n, k)
+            else:
+                assert refused(s3) == whole == named(here), (n, k)
+                failed.append(k)
+        # Exactly one shard holds the line, and not the first.
+        assert len(failed) == 1 and failed[0] > 1, failed
+    # Through the library: the same line and offset as the local file's.
+    size = local.stat().st_size
+    cuts = [k * size // 6 for k in range(7)]
+    raised = 0
+    for a, b in zip(cuts, cuts[1:]):
+        try:
+            want = brc.partial(local, start=a, end=b)
+        except brc.DataError as e:
+            with pytest.raises(brc.DataError) as caught:
+                brc.partial(url(key), start=a, end=b)
+            got = caught.value
+            assert (got.path, got.line, got.offset, got.reason) == (
+                url(key), e.line, e.offset, e.reason)
+            assert got.line == BAD_LINE
+            raised += 1
+        else:
+            assert brc.partial(url(key), start=a, end=b) == want
+    assert raised == 1
+
+
+def test_a_delimited_object_is_read_whole_by_the_shard_holding_its_first_byte(
+        cli, moto, s3_env, tmp_path):
+    # Its header is at its start, and a line feed inside quotes ends no row:
+    # a shard could not find its first row by the byte before it.
+    local = tmp_path / "readings.csv"
+    rows = [f'{i},"Site, {i % 7}","note\n{i % 3}",{i % 100}.25' for i in range(3000)]
+    local.write_text("time,site,note,reading\n" + "\n".join(rows) + "\n")
+    moto.upload("brc-csv", {"readings.csv": local})
+    keyed = ("--csv", "--key", "site", "--value", "reading")
+    args = (*keyed, "--format", "partial", "-q")
+    want = cli.output(*args, local)
+    assert cli.output(*args, "s3://brc-csv/readings.csv", env=s3_env) == want
+    parts = []
+    for k in range(1, 5):
+        got = cli.output(*args, "--shard", f"{k}/4", "s3://brc-csv/readings.csv", env=s3_env)
+        assert (got == want) if k == 1 else (" keys=0 " in got.splitlines()[0]), (k, got)
+        parts.append(tmp_path / f"part-{k}")
+        parts[-1].write_text(got)
+    assert cli.output("merge", *parts) == cli.output(*keyed, local)
 
 
 def test_objects_over_http_read_as_local_files(cli, stored):
@@ -254,11 +373,18 @@ def test_brc_aggregate_and_partial_read_objects(stored, s3_env, cli):
     parts = [brc.partial(url("data/c.parquet"), start=a, end=b) for a, b in zip(cuts, cuts[1:])]
     assert sum(1 for p in parts if len(p)) >= 2
     assert brc.merge(parts) == brc.partial(stored.local("data/c.parquet")[0])
-    # A text object is a stream: the range holding its first byte reads it
-    # whole, as a compressed file.
-    whole = brc.partial(stored.local("data/a.txt")[0])
-    assert brc.partial(url("data/a.txt"), start=0, end=1) == whole
-    assert len(brc.partial(url("data/a.txt"), start=1)) == 0
+    # A text object's byte ranges read its lines as a local file's do.
+    local = stored.local("data/a.txt")[0]
+    size = local.stat().st_size
+    for cuts in ([0, 1, size], [k * size // 7 for k in range(8)]):
+        for a, b in zip(cuts, cuts[1:]):
+            assert brc.partial(url("data/a.txt"), start=a, end=b) == brc.partial(
+                local, start=a, end=b), (a, b)
+    # A compressed one cannot be cut: the range holding its first byte reads
+    # it whole.
+    whole = brc.partial(stored.local("data/b.txt.gz")[0])
+    assert brc.partial(url("data/b.txt.gz"), start=0, end=1) == whole
+    assert len(brc.partial(url("data/b.txt.gz"), start=1)) == 0
 
 
 def test_brc_partial_reads_the_columns_asked_for(stored, s3_env):

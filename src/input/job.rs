@@ -52,17 +52,20 @@ impl Inputs {
         let consumed = self.consumed();
         let parquet = self.parquet();
         let columns = self.columns.clone();
-        let text = match self.dialect.clone() {
+        let dialect = self.dialect.clone();
+        let (parts, located) = self.parts();
+        let text = match dialect {
             Some(dialect) => {
-                let contents = (self.parts()).map(|(i, part)| (i, part.map(Part::into_content)));
+                let contents = parts.map(|(i, part)| (i, part.map(Part::into_content)));
                 crate::delimited::run::aggregate(contents, &dialect, options, &consumed)
             }
             None => engine.run(PartsJob {
-                parts: self.parts(),
+                parts,
                 options,
                 consumed: &consumed,
             }),
         };
+        let text = text.map_err(|failed| located.locate(failed));
         let failed = |input: usize, error| InputError {
             input: sources[input].clone(),
             error,

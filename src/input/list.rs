@@ -14,11 +14,16 @@ use std::str::FromStr;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
+#[cfg(feature = "remote")]
+use super::ranged;
 use super::{Input, Opened, Part};
+use crate::driver::RunError;
 use crate::error::Error;
 #[cfg(feature = "remote")]
 use crate::object::{self, Object};
 use crate::parquet::{self, Columns};
+#[cfg(feature = "remote")]
+use std::{cell::RefCell, collections::BTreeMap, rc::Rc};
 
 /// Where an input comes from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -317,11 +322,13 @@ impl Inputs {
     /// `\n`, for its first line start, not at the file's start.
     ///
     /// A stream or compressed input cannot be cut: it is read whole by the
-    /// range that holds its first byte. An input of size 0 (a pipe, an
-    /// empty file) sits at the byte where the next input starts, and so
-    /// does anything past the end of all the inputs. An error's line
-    /// number is still counted from its input's first line, on the error
-    /// path.
+    /// range that holds its first byte. A text object is cut as a file is,
+    /// by ranged requests (a delimited one is not: its header is at its
+    /// start, and a line feed may lie inside quotes). An input of size 0
+    /// (a pipe, an empty file) sits at the byte where the next input
+    /// starts, and so does anything past the end of all the inputs. An
+    /// error's line number is still counted from its input's first line,
+    /// on the error path.
     pub fn within(mut self, range: Range<u64>) -> Inputs {
         self.window = range;
         self
@@ -391,9 +398,14 @@ impl Inputs {
     }
 
     /// The inputs this run reads, opened in turn as the iterator is
-    /// advanced, each with its index in the list and the part of it read.
-    pub(super) fn parts(self) -> impl Iterator<Item = (usize, io::Result<Part>)> {
+    /// advanced, each with its index in the list and the part of it read;
+    /// and what locates an error in a part read from past its input's
+    /// first line but not mapped (a text object's range).
+    pub(super) fn parts(self) -> (impl Iterator<Item = (usize, io::Result<Part>)>, Located) {
         let placed: Vec<u64> = self.starts().map(|(at, _)| at).collect();
+        // Delimited rows are not cut by ranged requests (`ranged::open`).
+        #[cfg(feature = "remote")]
+        let lines = self.dialect.is_none();
         let Inputs {
             listed,
             window,
@@ -408,13 +420,39 @@ impl Inputs {
         for r in rest.iter_mut().rev() {
             (*r, after) = (after, after + *r);
         }
-        (listed.into_iter().enumerate()).filter_map(move |(i, listed)| {
+        let located = Located::default();
+        #[cfg(feature = "remote")]
+        let skipped = Rc::clone(&located.skipped);
+        let parts = (listed.into_iter().enumerate()).filter_map(move |(i, listed)| {
             let at = placed[i];
             // Parquet files are read apart (`Inputs::parquet`).
             if listed.parquet || !reads(&window, at, listed.size) {
                 return None;
             }
             let size = listed.size;
+            #[cfg(feature = "remote")]
+            if let Some(object) = &listed.object {
+                // Text objects are cut by ranged requests, or read whole
+                // where they cannot be (`ranged`).
+                return match ranged::open(object, cut(&window, at, size), lines, &consumed) {
+                    Ok(None) => None,
+                    Ok(Some((opened, part_skipped))) => {
+                        if let Some(part_skipped) = part_skipped {
+                            skipped.borrow_mut().insert(i, part_skipped);
+                        }
+                        let (window, rest) = (0..u64::MAX, rest[i]);
+                        Some((
+                            i,
+                            Ok(Part {
+                                opened,
+                                window,
+                                rest,
+                            }),
+                        ))
+                    }
+                    Err(e) => Some((i, Err(e))),
+                };
+            }
             let opened = match open(listed, &consumed) {
                 Ok(input) => input.opened,
                 Err(e) => return Some((i, Err(e))),
@@ -434,7 +472,36 @@ impl Inputs {
                     rest,
                 }),
             ))
-        })
+        });
+        (parts, located)
+    }
+}
+
+/// Where the errors of parts read from past their input's first line,
+/// other than mapped files', are: for each such input (a text object's
+/// range), what counts the lines before its part, on the error path only.
+#[derive(Default)]
+pub(super) struct Located {
+    #[cfg(feature = "remote")]
+    skipped: Rc<RefCell<BTreeMap<usize, ranged::Skipped>>>,
+}
+
+impl Located {
+    /// `failed` with its line number and offset counted from its input's
+    /// first line; failing to count them is the run's error instead.
+    pub(super) fn locate(&self, failed: RunError) -> RunError {
+        #[cfg(feature = "remote")]
+        if let Error::Data(e) = &failed.error {
+            if let Some(skipped) = self.skipped.borrow().get(&failed.input) {
+                let error = match skipped.locate(e.clone()) {
+                    Ok(e) => Error::Data(e),
+                    Err(e) => Error::Io(e),
+                };
+                let input = failed.input;
+                return RunError { input, error };
+            }
+        }
+        failed
     }
 }
 
@@ -473,11 +540,7 @@ fn open(listed: Listed, consumed: &Arc<AtomicU64>) -> io::Result<Input> {
     match &listed.source {
         Source::Stdin => Input::stdin_counted(Arc::clone(consumed)),
         Source::File(path) => Input::open_counted(path, Arc::clone(consumed)),
-        #[cfg(feature = "remote")]
-        Source::Url(_) if listed.object.is_some() => {
-            let object = listed.object.as_ref().unwrap();
-            Input::from_reader_counted(object.reader()?, Arc::clone(consumed))
-        }
+        // A listed object is opened by `ranged::open`.
         Source::Url(_) => unreachable!("a listed URL has its object or its error"),
     }
 }
@@ -534,9 +597,9 @@ fn list_path(path: PathBuf, listed: &mut Vec<Listed>) {
 
 /// Lists `url`: an object, or the objects under a prefix (a URL ending in
 /// `/`), each told Parquet or not by its first and last bytes. An object
-/// is read as a stream, not a regular file: its size places it among the
-/// inputs for [`Inputs::shard`], but a text object is read whole by the
-/// range that holds its first byte.
+/// is not a regular file, but its size places it among the inputs for
+/// [`Inputs::shard`]: a range of a text object is read by ranged requests,
+/// and a compressed object whole by the range that holds its first byte.
 #[cfg(feature = "remote")]
 fn list_url(url: String, listed: &mut Vec<Listed>) {
     let objects = match object::list(&url, 4) {

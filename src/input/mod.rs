@@ -20,8 +20,9 @@
 //! A run can also read only a part of its inputs ([`Inputs::within`],
 //! [`Inputs::shard`]): the lines whose first byte lies in a range of the
 //! inputs' bytes as stored, one input after the other. A mapped file is
-//! cut there; a stream cannot be, and is read whole by the range that
-//! holds its first byte.
+//! cut there, and so is a text object, by ranged requests (`ranged`); a
+//! stream cannot be, and is read whole by the range that holds its first
+//! byte.
 //!
 //! Opening an input is done here; listing the inputs, and the part of
 //! them a range or shard reads, in `list`; aggregating them, a job the
@@ -30,6 +31,8 @@
 mod decode;
 mod job;
 mod list;
+#[cfg(feature = "remote")]
+mod ranged;
 mod window;
 
 use std::fs::File;

@@ -74,7 +74,11 @@ pub(super) fn naive(
 
 /// Reads `reader`, at byte `pos`, through the next `\n` if it comes
 /// before byte `limit`; returns where the line after it starts, or `None`.
-fn skip_line(reader: &mut impl BufRead, mut pos: u64, limit: u64) -> io::Result<Option<u64>> {
+pub(super) fn skip_line(
+    reader: &mut impl BufRead,
+    mut pos: u64,
+    limit: u64,
+) -> io::Result<Option<u64>> {
     while pos < limit {
         let buf = match reader.fill_buf() {
             Ok([]) => return Ok(None),
