@@ -279,8 +279,10 @@ def partial(
     is cut between row groups: a range reads the row groups whose first
     byte lies in it. ``path`` may be an object's URL, as for
     :func:`aggregate`: a Parquet object's range fetches only its row
-    groups' column chunks; a text object belongs whole to the range that
-    holds its first byte, as a compressed file does.
+    groups' column chunks, a text object's range only its bytes, from the
+    one before, and the end of its last line; a compressed or delimited
+    object belongs whole to the range that holds its first byte, as a
+    compressed file does.
 
     The delimited-file options (``csv``, ``tsv``, ``delimiter``, ``key``,
     ``value``, ``nulls``) are :func:`aggregate`'s: a range of a delimited
