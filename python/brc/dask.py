@@ -140,17 +140,17 @@ def aggregate(
     Tasks run on ``client``, else on the current ``distributed.Client`` if
     there is one, else on Dask's local threaded scheduler. Local files are
     read by brc itself (:func:`brc.partial`). So are ``s3://`` and
-    ``http(s)://`` objects that are Parquet or compressed, when no
-    ``storage_options`` are given: a task asks for its row groups' column
-    chunks by byte ranges (a compressed object is streamed), with the
+    ``http(s)://`` objects, when no ``storage_options`` are given: a task
+    asks for its range of a text object, or for its row groups' column
+    chunks, by byte ranges (a compressed object is streamed), with the
     settings of the *worker's* environment, as the command line takes them
     (``AWS_ENDPOINT_URL``, ``AWS_REGION``, ``AWS_ACCESS_KEY_ID``,
     ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``,
     ``AWS_SKIP_SIGNATURE=true``; an instance's role otherwise). Other files
-    are read through fsspec ranged reads (:func:`brc.partial_bytes`),
-    reading past a range only to finish its last line: uncompressed text
-    objects, which fsspec cuts and brc would read whole, and every remote
-    file when ``storage_options`` are given. The client lists and globs
+    (every remote file when ``storage_options`` are given, and those of
+    stores brc cannot read) are read through fsspec ranged reads
+    (:func:`brc.partial_bytes`), reading past a range only to finish its
+    last line. The client lists and globs
     through fsspec (``s3://`` needs :mod:`s3fs`), with ``storage_options``
     (credentials, endpoint) or its own environment; since brc cannot be
     handed fsspec's options, giving them means that fsspec reads
@@ -319,10 +319,10 @@ def _pieces(
     fs: Any, files: list[_File], split: int, *, brc_reads_objects: bool, delimited: bool = False
 ) -> Iterable[_Piece]:
     """The tasks' inputs: each uncompressed file cut into nearly equal
-    ranges of at most ``split`` bytes, each compressed one whole. A Parquet
-    file is cut when brc reads it (a range reads its row groups): a local
-    one, or an object of a store brc reads itself if
-    ``brc_reads_objects``; fetched whole by fsspec otherwise. A
+    ranges of at most ``split`` bytes, each compressed one whole. An object
+    of a store brc reads itself is read by brc if ``brc_reads_objects``,
+    by fsspec otherwise. A Parquet file is cut when brc reads it (a range
+    reads its row groups), fetched whole by fsspec otherwise. A
     ``delimited`` file is cut when local (brc counts its quotes from its
     start), else read whole."""
     local = _is_local(fs)
@@ -338,9 +338,9 @@ def _pieces(
         compressed = head.startswith(brc._MAGIC)
         url = _object_url(fs, path) if brc_reads_objects else None
         whole = compressed or (delimited and not parquet)
-        if url is not None and size is not None and (parquet or whole):
+        if url is not None and size is not None:
             # brc reads the object: a compressed or delimited one whole, as
-            # a stream; a Parquet one by ranges, as a local file.
+            # a stream; text and Parquet by ranges, as a local file.
             n = 1 if whole else max(1, -(-size // split))
             for k in range(n):
                 end = None if whole else (k + 1) * size // n

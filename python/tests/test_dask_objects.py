@@ -98,6 +98,21 @@ def test_brc_reads_parquet_objects_by_row_groups_in_the_tasks(local, client_env)
     assert [(p.url, p.end) for p in fetched] == [(None, None)]
 
 
+def test_brc_reads_text_objects_by_ranges_in_the_tasks(local, client_env):
+    """The tasks for an uncompressed text object name the object for brc, a
+    range each, which reads the lines a local file's range reads."""
+    key = f"s3://{BUCKET}/mixed/a.txt"
+    fs, _, paths = fsspec.get_fs_token_paths([key])
+    files = brc.dask._expand(fs, [key], paths)
+    pieces = list(brc.dask._pieces(fs, files, 4_000, brc_reads_objects=True))
+    path = local / "mixed" / "a.txt"
+    assert len(pieces) == -(-path.stat().st_size // 4_000) > 1
+    assert {p.url for p in pieces} == {key}
+    parts = [brc.partial(p.url, start=p.start, end=p.end) for p in pieces]
+    assert parts == [brc.partial(path, start=p.start, end=p.end) for p in pieces]
+    assert brc.merge(parts) == brc.partial(path)
+
+
 def test_text_compressed_and_parquet_objects_mix(client, local, client_env):
     names = ["a.txt", "b.txt.gz", "c.parquet"]
     want = brc.aggregate([local / "mixed" / n for n in names])
