@@ -312,7 +312,7 @@ def duckdb_rows(paths: list[Path], key: list[str], scale: int, delimiter: str = 
     """Each key's exact count, sum, min and max as DuckDB gives them,
     reading the value column as DECIMAL(18, scale), and the mean rounded
     from its exact sum by the stated rule."""
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
     types = {c: "VARCHAR" for c in HEADER}
     types["reading"] = f"DECIMAL(18,{scale})"
     keys = ", ".join(key)
@@ -375,8 +375,8 @@ def test_arrow_columns_carry_the_scale_nulls_and_missing_counts(tmp_path):
 
 
 def test_polars_and_pandas_follow_from_arrow(tmp_path):
-    pl = pytest.importorskip("polars")
-    pd = pytest.importorskip("pandas")
+    import polars as pl
+    import pandas as pd
     path = write_csv(tmp_path / "r.csv", 5, 300, max_decimals=2)
     summary = brc.aggregate(path, csv=True, key="site", value="reading")
     want = model([path], ["site"], "reading")
@@ -391,8 +391,8 @@ def test_polars_and_pandas_follow_from_arrow(tmp_path):
 
 
 def test_a_key_without_values_is_null_in_polars_and_pandas(tmp_path):
-    pl = pytest.importorskip("polars")
-    pytest.importorskip("pandas")
+    import polars as pl
+    import pandas  # noqa: F401
     path = tmp_path / "m.csv"
     path.write_text("k,v\na,NA\nb,1.5\n")
     summary = brc.aggregate(path, csv=True)
@@ -598,7 +598,7 @@ def test_dask_decimals_nulls_positions_and_tsv(client, tmp_path):
 
 
 def test_dask_of_parquet_and_csv_or_nothing_equals_a_single_run(client, tmp_path):
-    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow.parquet as pq
     table = pa.table({"station": ["a", "b", "a"], "measure": [1.5, -2.0, 3.1]})
     parquet = tmp_path / "p.parquet"
     pq.write_table(table, parquet, row_group_size=1)
