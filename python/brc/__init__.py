@@ -18,7 +18,9 @@ this package is a thin layer over it:
 Malformed input raises :class:`DataError` (a :class:`ValueError`) with the
 command line's message, ``.path`` and ``.line`` (text; ``.column`` too in a
 delimited file) or ``.row_group`` and ``.row`` (Parquet); I/O errors raise
-:class:`OSError`.
+:class:`OSError`. A delimited file's bad rows skipped with
+``on_error="skip"`` are counted (:attr:`Summary.skipped`) and reported
+with a :class:`SkippedRowsWarning`.
 
 The glue needs optional extras: ``brc[arrow]`` (pyarrow), ``brc[polars]``,
 ``brc[pandas]``, ``brc[dask]``; without its extra, a method raises an
@@ -38,10 +40,12 @@ from ._brc import check_decimals as _check_decimals
 from ._brc import data_error as _data_error
 from ._brc import partial_bytes as _partial_bytes
 from ._brc import partial_file as _partial_file
+from ._errors import SkippedRowsWarning
+from ._errors import warn_skipped as _warn_skipped
 
 __all__ = [
-    "COLUMNS", "ENGINES", "MAX_DECIMALS", "NULLS", "DataError", "Partial", "Summary", "aggregate",
-    "merge", "partial", "partial_bytes",
+    "COLUMNS", "ENGINES", "MAX_DECIMALS", "NULLS", "DataError", "Partial", "SkippedRowsWarning",
+    "Summary", "aggregate", "merge", "partial", "partial_bytes",
 ]
 
 # The magic bytes of the compressed formats brc reads (gzip, zstd): such an
@@ -62,8 +66,13 @@ StrPath = Union[str, "os.PathLike[str]"]
 ColumnRef = Union[str, int]
 
 #: A dialect as the native half takes it: the delimiter, the key's
-#: columns, the value's column, the cells that stand for a missing value.
-_Dialect = tuple[str, list[ColumnRef], ColumnRef, list[str]]
+#: columns, the value's column, the cells that stand for a missing value,
+#: whether bad rows are skipped.
+_Dialect = tuple[str, list[ColumnRef], ColumnRef, list[str], bool]
+
+# What a bad row of a delimited file does: fail the call, or be skipped
+# and counted (the command line's ``--on-error``).
+_ON_ERROR = ("fail", "skip")
 
 #: The Parquet columns read by default: the names', the values' (those of
 #: the One Trillion Row Challenge's files, and the command line's
@@ -127,11 +136,15 @@ def _dialect(
     key: Union[ColumnRef, Sequence[ColumnRef], None],
     value: Optional[ColumnRef],
     nulls: Union[str, Iterable[str], None],
+    on_error: Optional[str] = None,
 ) -> Optional[_Dialect]:
     """The delimited-file options checked, as the command line's
-    ``--csv``, ``--tsv``, ``--delimiter``, ``--key``, ``--value`` and
-    ``--null``: ``None`` when none of ``csv``, ``tsv`` and ``delimiter``
-    is given (the challenge's text), else what the native half takes."""
+    ``--csv``, ``--tsv``, ``--delimiter``, ``--key``, ``--value``,
+    ``--null`` and ``--on-error``: ``None`` when none of ``csv``, ``tsv``
+    and ``delimiter`` is given (the challenge's text), else what the
+    native half takes."""
+    if on_error is not None and on_error not in _ON_ERROR:
+        raise ValueError(f"on_error must be 'fail' or 'skip', found {on_error!r}")
     chosen = [
         name
         for name, given in (("csv", csv), ("tsv", tsv), ("delimiter", delimiter is not None))
@@ -140,7 +153,9 @@ def _dialect(
     if len(chosen) > 1:
         raise ValueError(f"{' and '.join(chosen)} cannot be given together: give one of them")
     if not chosen:
-        for name, given in (("key", key), ("value", value), ("nulls", nulls)):
+        for name, given in (
+            ("key", key), ("value", value), ("nulls", nulls), ("on_error", on_error)
+        ):
             if given is not None:
                 raise ValueError(
                     f"{name}= is for delimited files: give csv=True, tsv=True or delimiter= too"
@@ -165,7 +180,7 @@ def _dialect(
         for cell in missing:
             if not isinstance(cell, str):
                 raise TypeError(f"nulls must be strings, found {cell!r}")
-    return (sep, keys, value, missing)
+    return (sep, keys, value, missing, on_error == "skip")
 
 
 def aggregate(
@@ -180,6 +195,7 @@ def aggregate(
     key: Union[ColumnRef, Sequence[ColumnRef], None] = None,
     value: Optional[ColumnRef] = None,
     nulls: Union[str, Iterable[str], None] = None,
+    on_error: Optional[str] = None,
     decimals: Optional[int] = None,
 ) -> Summary:
     """Aggregates the measurements files at ``paths`` into one summary.
@@ -226,6 +242,17 @@ def aggregate(
     input): padded, or rounded half toward +inf. Parquet files among the
     inputs are read as without a delimiter.
 
+    A bad row of a delimited file (a value that is no number, an empty
+    key, another number of cells than the header) fails the call, unless
+    ``on_error="skip"`` (default ``"fail"``; the command line's
+    ``--on-error``): then it is left out and counted, and the summary's
+    :attr:`Summary.skipped` says how many and where the first five were
+    (``(count, [(path, line), ...])``, by input and line), as does a
+    :class:`SkippedRowsWarning` (``"4 bad rows skipped, the first at
+    s.csv: line 3; ..."``, the command line's stderr line). A quoting
+    fault, or a header unlike the first file's or without a column asked
+    for, still fails.
+
     ``threads`` is the number of worker threads (default: every core);
     ``engine`` one of :data:`ENGINES` (``"fast"`` by default, ``"naive"`` the
     reference; delimited files have one reader, whichever is named). The
@@ -249,10 +276,13 @@ def aggregate(
     wrong type) for a bad ``threads`` (from 1 to 1024, as the command
     line's ``--threads``), ``engine``, ``columns``, ``decimals``, or
     delimited-file options (more than one of ``csv``, ``tsv`` and
-    ``delimiter``; ``key``, ``value`` or ``nulls`` without them).
+    ``delimiter``; ``key``, ``value``, ``nulls`` or ``on_error`` without
+    them; ``on_error`` other than ``"fail"`` or ``"skip"``).
     """
-    dialect = _dialect(csv, tsv, delimiter, key, value, nulls)
-    return _aggregate(_paths(paths), threads, engine, _columns(columns), dialect, decimals)
+    dialect = _dialect(csv, tsv, delimiter, key, value, nulls, on_error)
+    summary = _aggregate(_paths(paths), threads, engine, _columns(columns), dialect, decimals)
+    _warn_skipped(summary.skipped, stacklevel=2)
+    return summary
 
 
 def partial(
@@ -268,6 +298,7 @@ def partial(
     key: Union[ColumnRef, Sequence[ColumnRef], None] = None,
     value: Optional[ColumnRef] = None,
     nulls: Union[str, Iterable[str], None] = None,
+    on_error: Optional[str] = None,
 ) -> Partial:
     """The exact partial state of the file at ``path``, or of its byte range
     ``start..end``: the lines whose first byte lies in the range (the line
@@ -285,13 +316,17 @@ def partial(
     compressed file does.
 
     The delimited-file options (``csv``, ``tsv``, ``delimiter``, ``key``,
-    ``value``, ``nulls``) are :func:`aggregate`'s: a range of a delimited
-    file reads the rows that start in it, told apart by counting quotes
-    from the file's start (a line break inside quotes belongs to its row),
-    and its partial holds the values at the scale of the range's most
-    precise one; partials of different scales merge exactly. There is no
+    ``value``, ``nulls``, ``on_error``) are :func:`aggregate`'s: a range
+    of a delimited file reads the rows that start in it, told apart by
+    counting quotes from the file's start (a line break inside quotes
+    belongs to its row), and its partial holds the values at the scale of
+    the range's most precise one; partials of different scales merge
+    exactly. There is no
     ``decimals``: a partial holds exact units (``partial.finish()`` gives a
-    :class:`Summary`, and :meth:`Summary.with_decimals` shows it).
+    :class:`Summary`, and :meth:`Summary.with_decimals` shows it). A
+    partial holds no count of bad rows skipped (``on_error="skip"``): they
+    are reported by a :class:`SkippedRowsWarning` (its ``.count`` and
+    ``.first``), each row by its line in the file.
 
     Errors are those of :func:`aggregate`; a malformed line or row in a
     range is reported with its line number in the file. The GIL is
@@ -302,8 +337,10 @@ def partial(
     end = 2**64 - 1 if end is None else end
     if not 0 <= start <= end:
         raise ValueError(f"expected 0 <= start <= end, found {start}..{end}")
-    dialect = _dialect(csv, tsv, delimiter, key, value, nulls)
-    return _partial_file(path, start, end, threads, _columns(columns), dialect)
+    dialect = _dialect(csv, tsv, delimiter, key, value, nulls, on_error)
+    partial, skipped = _partial_file(path, start, end, threads, _columns(columns), dialect)
+    _warn_skipped(skipped, stacklevel=2)
+    return partial
 
 
 def partial_bytes(
@@ -318,6 +355,7 @@ def partial_bytes(
     key: Union[ColumnRef, Sequence[ColumnRef], None] = None,
     value: Optional[ColumnRef] = None,
     nulls: Union[str, Iterable[str], None] = None,
+    on_error: Optional[str] = None,
 ) -> Partial:
     """The exact partial state of bytes the caller holds (a remote read).
 
@@ -335,10 +373,16 @@ def partial_bytes(
     whole delimited file, header first (its rows are told apart from its
     start on): ``first_line_is_whole=False`` is then a
     :class:`ValueError`. A refused row raises :class:`DataError` with its
-    line and column in ``data``.
+    line and column in ``data``; with ``on_error="skip"`` bad rows are
+    skipped instead and reported by a :class:`SkippedRowsWarning`, each
+    row by its line in ``data``, its path ``"<bytes>"``.
     """
-    dialect = _dialect(csv, tsv, delimiter, key, value, nulls)
-    return _partial_bytes(data, first_line_is_whole, threads, _columns(columns), dialect)
+    dialect = _dialect(csv, tsv, delimiter, key, value, nulls, on_error)
+    partial, skipped = _partial_bytes(
+        data, first_line_is_whole, threads, _columns(columns), dialect
+    )
+    _warn_skipped(skipped, stacklevel=2)
+    return partial
 
 
 def _range_bytes(read: Callable[[int, int], bytes], size: int, lo: int, end: int) -> bytes:

@@ -55,8 +55,8 @@ class Summary:
     names. ``str(summary)`` is the official one-line result the ``brc``
     command prints (without its final newline); ``len(summary)`` the number
     of stations. Summaries compare equal when every station's stats, the
-    scale, the decimals shown and whether missing values are counted are
-    equal.
+    scale, the decimals shown, whether missing values are counted and the
+    bad rows skipped (:attr:`skipped`) are equal.
 
     It implements the Arrow PyCapsule interface (``__arrow_c_stream__``):
     ``pyarrow.table(summary)``, ``polars.DataFrame(summary)`` and other
@@ -78,7 +78,22 @@ class Summary:
     def from_partial_bytes(data: bytes, decimals: Optional[int] = None) -> "Summary":
         """The summary of a partial in the ``brc-partial`` format, shown with
         ``decimals`` (default: its scale); summaries pickle as their partial,
-        which holds every station's exact state, and their decimals."""
+        which holds every station's exact state, their decimals and the bad
+        rows skipped."""
+    @staticmethod
+    def _restore(data: bytes, decimals: int, skipped: "Skipped") -> "Summary":
+        """A pickled summary: see ``__reduce__``."""
+    def _skipping(self, skipped: "Skipped") -> "Summary":
+        """The same summary, its run having skipped the bad rows
+        ``skipped`` (for :mod:`brc.dask`, whose tasks count them)."""
+    @property
+    def skipped(self) -> "Skipped":
+        """The bad rows its run skipped (a delimited file's, with
+        ``on_error="skip"``): ``(count, [(path, line), ...])``, the first
+        five by input (in the order read) and line, each input's path as
+        the caller gave it (a file in a directory given as ``dir/name``)
+        and the 1-based line its row starts on; ``(0, [])`` when none
+        was."""
     @property
     def scale(self) -> int:
         """The decimals of the units its values are held in: the most any
@@ -148,10 +163,14 @@ def merge(partials: Sequence[Partial]) -> Partial:
     integers (64 bits for tenths' sums, 128 for a delimited file's) or a
     value 64 bits at the finest scale."""
 
-Dialect = tuple[str, list[Union[str, int]], Union[str, int], list[str]]
+Dialect = tuple[str, list[Union[str, int]], Union[str, int], list[str], bool]
 """A delimited file's dialect as :func:`brc._dialect` checks and gives it:
 the delimiter, the key's columns, the value's column (names or 1-based
-positions), the cells that stand for a missing value."""
+positions), the cells that stand for a missing value, whether bad rows are
+skipped (``on_error="skip"``)."""
+
+Skipped = tuple[int, list[tuple[str, int]]]
+"""Bad rows skipped: how many, and the first five as ``(path, line)``."""
 
 def partial_file(
     path: str,
@@ -160,8 +179,9 @@ def partial_file(
     threads: Optional[int],
     columns: tuple[str, str],
     dialect: Optional[Dialect] = None,
-) -> Partial:
-    """See :func:`brc.partial`: the partial of a byte range of a file."""
+) -> tuple[Partial, Skipped]:
+    """See :func:`brc.partial`: the partial of a byte range of a file, and
+    the bad rows it skipped (which a partial does not hold)."""
 
 def partial_bytes(
     data: bytes,
@@ -169,8 +189,9 @@ def partial_bytes(
     threads: Optional[int],
     columns: tuple[str, str],
     dialect: Optional[Dialect] = None,
-) -> Partial:
-    """See :func:`brc.partial_bytes`."""
+) -> tuple[Partial, Skipped]:
+    """See :func:`brc.partial_bytes`: the partial, and the bad rows skipped
+    (which a partial does not hold), named ``<bytes>``."""
 
 def aggregate(
     paths: Sequence[str],

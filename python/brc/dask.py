@@ -32,6 +32,10 @@ __all__ = ["aggregate"]
 #: Merge tasks take this many partials each: the tree's fan-in.
 FAN_IN = 8
 
+# The bad rows skipped a result names, as the command line names them: the
+# first five, by input and line.
+_SKIPPED_SHOWN = 5
+
 # The characters that make a path a glob, as fsspec (after Python's `glob`)
 # reads them.
 _MAGIC = re.compile(r"[*?[]")
@@ -87,6 +91,20 @@ class _Failed:
 
 
 @dataclass(frozen=True)
+class _Part:
+    """A task's partial, and the bad rows its input's delimited rows
+    skipped (``on_error="skip"``), which a partial does not hold: how many,
+    and the first :data:`_SKIPPED_SHOWN` of them as ``(order, line)``, the
+    file's place among the inputs and the line its row starts on. Merge
+    tasks add the counts up and keep the first ones by ``(order, line)``,
+    so that the result names the rows the command line names."""
+
+    partial: brc.Partial
+    skipped: int = 0
+    first: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
 class _Header:
     """A delimited file's header row as stored (its line break and a
     byte-order mark left out), ``None`` for a file without a row or a
@@ -111,6 +129,7 @@ def aggregate(
     key: Union[brc.ColumnRef, Iterable[brc.ColumnRef], None] = None,
     value: Optional[brc.ColumnRef] = None,
     nulls: Union[str, Iterable[str], None] = None,
+    on_error: Optional[str] = None,
     decimals: Optional[int] = None,
 ) -> brc.Summary:
     """Aggregates the files at ``urlpaths`` on Dask into one summary.
@@ -127,15 +146,21 @@ def aggregate(
     names and values read from ``columns``) are cut too, each task reading
     the row groups that start in its bytes.
 
-    ``csv``, ``tsv``, ``delimiter``, ``key``, ``value``, ``nulls`` and
-    ``decimals`` read delimited files as :func:`brc.aggregate` does: a
+    ``csv``, ``tsv``, ``delimiter``, ``key``, ``value``, ``nulls``,
+    ``on_error`` and ``decimals`` read delimited files as :func:`brc.aggregate` does: a
     local one is cut too, each task reading the rows that start in its
     bytes (quotes counted from the file's start, so a task reads the bytes
     before its range once more, and tasks late in a big file read more);
     a remote one is one task, read whole. The tasks' partials hold their
     own rows' scale and merge at the finest, so the result is a single
     run's; every file's header is checked against the first one's, as
-    the command line checks them.
+    the command line checks them. With ``on_error="skip"`` bad rows are
+    skipped and counted as :func:`brc.aggregate` counts them: each task
+    returns, beside its partial (which holds no skipped rows), how many it
+    skipped and the first five as (file, line); merge tasks add the counts
+    up and keep the first five by file (in argument order) and line, so
+    that :attr:`brc.Summary.skipped` and the :class:`brc.SkippedRowsWarning`
+    (warned on the client) are a single run's.
 
     Tasks run on ``client``, else on the current ``distributed.Client`` if
     there is one, else on Dask's local threaded scheduler. Local files are
@@ -173,7 +198,7 @@ def aggregate(
     if split < 1:
         raise ValueError(f"split_bytes must be at least 1 byte, found {split_bytes!r}")
     columns = brc._columns(columns)
-    dialect = brc._dialect(csv, tsv, delimiter, key, value, nulls)
+    dialect = brc._dialect(csv, tsv, delimiter, key, value, nulls, on_error)
     if decimals is not None:
         brc._check_decimals(decimals)
     if isinstance(urlpaths, (str, os.PathLike)):
@@ -228,7 +253,11 @@ def aggregate(
         result = client.get(graph, result_key)
     else:
         result = import_for("dask", "dask.threaded").get(graph, result_key)
-    summary = result.finish()
+    summary = result.partial.finish()
+    if result.skipped:
+        first = [(files[order].shown, line) for order, line in result.first]
+        summary = summary._skipping((result.skipped, first))
+        brc._warn_skipped(summary.skipped, stacklevel=2)
     return summary if decimals is None else summary.with_decimals(decimals)
 
 
@@ -398,10 +427,10 @@ def _is_local(fs: Any) -> bool:
 
 def _run_piece(
     fs: Any, piece: _Piece, columns: tuple[str, str], dialect: Optional[brc._Dialect]
-) -> Union[brc.Partial, _Failed]:
+) -> Union[_Part, _Failed]:
     """A task: the partial of ``piece`` (Parquet files' names and values
-    read from ``columns``, text files as ``dialect`` says), or its error as
-    a value."""
+    read from ``columns``, text files as ``dialect`` says) and the bad rows
+    it skipped, or its error as a value."""
     base = 0
     local = _is_local(fs)
     everything = 2**64 - 1
@@ -409,13 +438,15 @@ def _run_piece(
         if local or piece.url is not None:
             where = piece.path if local else piece.url
             end = everything if piece.end is None else piece.end
-            return brc._partial_file(where, piece.start, end, 1, columns, dialect)
+            done = brc._partial_file(where, piece.start, end, 1, columns, dialect)
+            return _part(piece, *done)
         if piece.end is None:
-            return brc._partial_bytes(fs.cat_file(piece.path), True, 1, columns, dialect)
+            done = brc._partial_bytes(fs.cat_file(piece.path), True, 1, columns, dialect)
+            return _part(piece, *done)
         base = max(piece.start - 1, 0)
         read = lambda at, stop: fs.cat_file(piece.path, start=at, end=stop)  # noqa: E731
         data = brc._range_bytes(read, piece.size, base, piece.end)
-        return brc.partial_bytes(data, first_line_is_whole=piece.start == 0)
+        return _Part(brc.partial_bytes(data, first_line_is_whole=piece.start == 0))
     except brc.DataError as e:
         if e.line is None:
             # A Parquet file's: at a row, or the whole file's.
@@ -438,17 +469,30 @@ def _run_piece(
         return _Failed(piece.order, (-1,), None, e)
 
 
-def _merge(outcomes: list) -> Union[brc.Partial, _Failed]:
-    """A merge task: the merged partial, or the first error."""
+def _part(
+    piece: _Piece, partial: brc.Partial, skipped: tuple[int, list[tuple[str, int]]]
+) -> _Part:
+    """The outcome of ``piece``: its ``partial``, and the bad rows it
+    skipped as brc names them, ``(count, [(path, line), ...])``."""
+    count, first = skipped
+    return _Part(partial, count, tuple((piece.order, line) for _, line in first))
+
+
+def _merge(outcomes: list) -> Union[_Part, _Failed]:
+    """A merge task: the merged partial and bad rows skipped, or the first
+    error."""
     failed = [o for o in outcomes if isinstance(o, _Failed)]
     if failed:
         return min(failed, key=lambda f: (f.order, f.at))
-    return brc.merge(outcomes)
+    first = sorted(row for o in outcomes for row in o.first)[:_SKIPPED_SHOWN]
+    skipped = sum(o.skipped for o in outcomes)
+    return _Part(brc.merge([o.partial for o in outcomes]), skipped, tuple(first))
 
 
-def _empty(columns: tuple[str, str], dialect: brc._Dialect) -> brc.Partial:
+def _empty(columns: tuple[str, str], dialect: brc._Dialect) -> _Part:
     """A task: the partial of an empty delimited file."""
-    return brc._partial_bytes(b"", True, 1, columns, dialect)
+    partial, _ = brc._partial_bytes(b"", True, 1, columns, dialect)
+    return _Part(partial)
 
 
 def _header(fs: Any, path: str) -> _Header:
@@ -547,7 +591,7 @@ def _unlike(first: bytes, row: bytes, delimiter: str) -> Optional[str]:
             with open(path, "wb") as f:
                 f.write(header + b"\n")
         try:
-            brc._aggregate(paths, 1, "fast", brc.COLUMNS, (delimiter, [1], 1, []), None)
+            brc._aggregate(paths, 1, "fast", brc.COLUMNS, (delimiter, [1], 1, [], False), None)
         except brc.DataError as e:
             if e.path == paths[1] and e.line == 1 and e.column is None:
                 return e.reason
@@ -557,14 +601,14 @@ def _unlike(first: bytes, row: bytes, delimiter: str) -> Optional[str]:
 def _finish(
     fs: Any,
     files: list[_File],
-    outcome: Union[brc.Partial, _Failed],
+    outcome: Union[_Part, _Failed],
     headers: list[_Header],
     dialect: Optional[brc._Dialect],
-) -> brc.Partial:
-    """The last task: the merged partial, or the first error raised (a
-    delimited file's header unlike the first file's among them), named by
-    its file as the caller gave it and by its line (counted here, once,
-    for the error reported) or Parquet row."""
+) -> _Part:
+    """The last task: the merged partial and bad rows skipped, or the
+    first error raised (a delimited file's header unlike the first file's
+    among them), named by its file as the caller gave it and by its line
+    (counted here, once, for the error reported) or Parquet row."""
     if headers and dialect is not None:
         unlike = _header_failure(files, headers, dialect)
         if unlike is not None and (

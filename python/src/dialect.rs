@@ -1,8 +1,9 @@
 //! A delimited file's dialect as the pure-Python half hands it over:
 //! `brc._dialect` checks the caller's options (`csv=`, `tsv=`,
-//! `delimiter=`, `key=`, `value=`, `nulls=`) and gives either `None` (the
-//! challenge's text) or `(delimiter, key columns, value column, nulls)`,
-//! each column a 1-based position (an `int`) or a header name (a `str`).
+//! `delimiter=`, `key=`, `value=`, `nulls=`, `on_error=`) and gives either
+//! `None` (the challenge's text) or `(delimiter, key columns, value column,
+//! nulls, skip bad rows)`, each column a 1-based position (an `int`) or a
+//! header name (a `str`).
 
 use brc::{Column, Dialect};
 use pyo3::exceptions::PyTypeError;
@@ -16,12 +17,12 @@ pub enum ColumnArg {
 }
 
 /// A dialect as handed over: `(delimiter, key columns, value column,
-/// nulls)`.
-pub type DialectArg = (String, Vec<ColumnArg>, ColumnArg, Vec<String>);
+/// nulls, skip bad rows)`.
+pub type DialectArg = (String, Vec<ColumnArg>, ColumnArg, Vec<String>, bool);
 
 /// The dialect `arg` stands for: `None` for the challenge's text.
 pub fn dialect(arg: Option<DialectArg>) -> PyResult<Option<Dialect>> {
-    let Some((delimiter, key, value, nulls)) = arg else {
+    let Some((delimiter, key, value, nulls, skip)) = arg else {
         return Ok(None);
     };
     let column = |c: ColumnArg| match c {
@@ -39,11 +40,12 @@ pub fn dialect(arg: Option<DialectArg>) -> PyResult<Option<Dialect>> {
         (Some(delimiter), Some(key), Some(value)) => {
             let mut dialect = Dialect::csv(key, value).delimiter(delimiter);
             dialect.nulls = nulls;
+            dialect.skip_bad_rows = skip;
             Ok(Some(dialect))
         }
         _ => Err(PyTypeError::new_err(
             "expected a dialect as brc._dialect() gives it: (delimiter, key columns, value \
-             column, nulls)",
+             column, nulls, skip bad rows)",
         )),
     }
 }

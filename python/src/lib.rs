@@ -91,7 +91,8 @@ pub(crate) fn inputs(paths: Vec<PathBuf>, columns: Columns, dialect: Option<Dial
 /// Aggregates the files at `paths` (a directory stands for the regular
 /// files in it; text, delimited text as `dialect` says, or Parquet) into
 /// one summary shown with `decimals`, as the command line reads them,
-/// without the GIL.
+/// without the GIL; with the bad rows skipped, if `dialect` says to skip
+/// them, named by their inputs' paths.
 #[pyfunction]
 #[pyo3(signature = (paths, threads, engine_name, columns, dialect = None, decimals = None))]
 fn aggregate(
@@ -108,17 +109,26 @@ fn aggregate(
     let columns = self::columns(columns);
     let dialect = dialect::dialect(dialect)?;
     let decimals = self::decimals(decimals.as_ref())?;
-    let summary = py.detach(|| {
+    let (summary, skipped) = py.detach(|| {
         guarded(|| {
             let inputs = self::inputs(paths, columns, dialect);
+            let sources = self::sources(&inputs);
             let summary = inputs.aggregate(engine, &options)?;
-            match decimals {
-                Some(n) => summary.with_decimals(n).map_err(Failure::Decimals),
-                None => Ok(summary),
-            }
+            let skipped = summary::skipped(&summary, &sources);
+            let summary = match decimals {
+                Some(n) => summary.with_decimals(n).map_err(Failure::Decimals)?,
+                None => summary,
+            };
+            Ok((summary, skipped))
         })
     })?;
-    Ok(Summary::new(summary))
+    Ok(Summary::skipping(summary, skipped))
+}
+
+/// The paths of `inputs`, directories expanded, in the run's order: as an
+/// error names its input, so that a skipped row's input is named alike.
+pub(crate) fn sources(inputs: &Inputs) -> Vec<String> {
+    inputs.sources().map(|s| s.to_string()).collect()
 }
 
 #[pymodule]

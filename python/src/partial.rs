@@ -14,7 +14,7 @@ use pyo3::types::{PyInt, PyTuple};
 
 use crate::dialect::DialectArg;
 use crate::errors::{guarded, Failure};
-use crate::summary::Summary;
+use crate::summary::{Skipped, Summary};
 
 /// The exact, mergeable state of an aggregation: per station its count,
 /// sum, min and max in integer units (tenths for the challenge's text and
@@ -76,7 +76,9 @@ impl Partial {
 /// decompressed, which only the range holding byte 0 reads; the rows of a
 /// delimited file read as `dialect` says, its quotes counted from its
 /// start), or of the row groups whose first byte does (a Parquet file, its
-/// names and values read from `columns`), without the GIL.
+/// names and values read from `columns`), without the GIL; and the bad
+/// rows skipped, if `dialect` says to skip them (a partial holds none),
+/// named by the path.
 #[pyfunction]
 #[pyo3(signature = (path, start, end, threads, columns, dialect = None))]
 pub fn partial_file(
@@ -87,18 +89,20 @@ pub fn partial_file(
     threads: Option<Bound<'_, PyInt>>,
     columns: (String, String),
     dialect: Option<DialectArg>,
-) -> PyResult<Partial> {
+) -> PyResult<(Partial, Skipped)> {
     let options = crate::options(threads.as_ref())?;
     let columns = crate::columns(columns);
     let dialect = crate::dialect::dialect(dialect)?;
-    let inner = py.detach(|| {
+    let (inner, skipped) = py.detach(|| {
         guarded(|| {
             let inputs = crate::inputs(vec![path], columns, dialect).within(start..end);
+            let sources = crate::sources(&inputs);
             let summary = inputs.aggregate(Engine::Fast, &options)?;
-            Ok(brc::Partial::from(summary))
+            let skipped = crate::summary::skipped(&summary, &sources);
+            Ok((partial_of(summary)?, skipped))
         })
     })?;
-    Ok(Partial { inner })
+    Ok((Partial { inner }, skipped))
 }
 
 /// The partial of bytes the caller holds: read as a file is when
@@ -107,7 +111,8 @@ pub fn partial_file(
 /// from `columns`; a whole delimited file, read as `dialect` says), else
 /// from the first line start after a `\n` on (the line before belongs to
 /// the bytes before), which a delimited file's bytes cannot be: its rows
-/// are told apart from its start on.
+/// are told apart from its start on. With the bad rows skipped, if
+/// `dialect` says to skip them, named `<bytes>`.
 #[pyfunction]
 #[pyo3(signature = (data, first_line_is_whole, threads, columns, dialect = None))]
 pub fn partial_bytes(
@@ -117,7 +122,7 @@ pub fn partial_bytes(
     threads: Option<Bound<'_, PyInt>>,
     columns: (String, String),
     dialect: Option<DialectArg>,
-) -> PyResult<Partial> {
+) -> PyResult<(Partial, Skipped)> {
     let options = crate::options(threads.as_ref())?;
     let columns = crate::columns(columns);
     let dialect = crate::dialect::dialect(dialect)?;
@@ -127,8 +132,9 @@ pub fn partial_bytes(
              first_line_is_whole must be true",
         ));
     }
-    let name = "<bytes>".as_ref();
-    let inner = py.detach(|| {
+    const NAME: &str = "<bytes>";
+    let name = NAME.as_ref();
+    let (inner, skipped) = py.detach(|| {
         guarded(|| {
             let summary = if first_line_is_whole && (is_parquet(data) || dialect.is_some()) {
                 file_bytes(data, columns, dialect, &options)
@@ -145,12 +151,25 @@ pub fn partial_bytes(
                     e.into()
                 })
             };
-            Ok(brc::Partial::from(
-                summary.map_err(|e| Failure::at(name, e))?,
-            ))
+            let summary = summary.map_err(|e| Failure::at(name, e))?;
+            let skipped = crate::summary::skipped(&summary, &[NAME.to_string()]);
+            Ok((partial_of(summary)?, skipped))
         })
     })?;
-    Ok(Partial { inner })
+    Ok((Partial { inner }, skipped))
+}
+
+/// The partial of `summary`'s stations. The library's partial of a summary
+/// keeps the bad rows its run skipped, which its bytes do not hold, and
+/// compares by them: merged alone, it holds none, so that partials of the
+/// same rows compare equal, as their bytes are.
+fn partial_of(summary: brc::Summary) -> Result<brc::Partial, Failure> {
+    let skipped = summary.skipped().0 > 0;
+    let partial = brc::Partial::from(summary);
+    match skipped {
+        true => brc::Partial::merge_all([partial]).map_err(Failure::Overflow),
+        false => Ok(partial),
+    }
 }
 
 /// Whether `data` is a Parquet file: Parquet's magic bytes at both ends

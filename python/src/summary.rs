@@ -11,17 +11,41 @@ use pyo3::types::{PyBytes, PyCapsule, PyInt, PyTuple};
 use crate::errors::{guarded, Failure};
 
 /// The result of an aggregation: every station's min, mean and max, sorted
-/// by the bytes of its name, at the decimals it is shown with. Shared,
-/// never copied, by its Arrow exports.
+/// by the bytes of its name, at the decimals it is shown with, and the bad
+/// rows its run skipped. Shared, never copied, by its Arrow exports.
 #[pyclass(module = "brc", name = "Summary", frozen)]
 pub struct Summary {
     inner: Arc<brc::Summary>,
+    skipped: Skipped,
+}
+
+/// Bad rows skipped (a delimited file's, with `on_error="skip"`): how many,
+/// and where the first few were, each its input's path as the caller gave
+/// it and the 1-based line its row starts on.
+pub type Skipped = (u64, Vec<(String, u64)>);
+
+/// The bad rows `summary`'s run skipped, its inputs' indices turned into
+/// `sources`, the inputs' paths in the run's order (as errors name them).
+pub fn skipped(summary: &brc::Summary, sources: &[String]) -> Skipped {
+    let (count, first) = summary.skipped();
+    let named = first.iter().map(|&(input, line)| {
+        let path = sources.get(input).map_or("<input>", String::as_str);
+        (path.to_string(), line)
+    });
+    (count, named.collect())
 }
 
 impl Summary {
+    /// `summary`, no bad rows skipped.
     pub fn new(summary: brc::Summary) -> Summary {
+        Summary::skipping(summary, (0, Vec::new()))
+    }
+
+    /// `summary`, whose run skipped the bad rows `skipped`.
+    pub fn skipping(summary: brc::Summary, skipped: Skipped) -> Summary {
         Summary {
             inner: Arc::new(summary),
+            skipped,
         }
     }
 }
@@ -35,7 +59,7 @@ impl Summary {
         };
         let summary = Arc::unwrap_or_clone(self.inner);
         let shown = py.detach(|| summary.with_decimals(n).map_err(Failure::Decimals))?;
-        Ok(Summary::new(shown))
+        Ok(Summary::skipping(shown, self.skipped))
     }
 }
 
@@ -76,10 +100,18 @@ impl Summary {
         self.inner.len()
     }
 
+    /// Equal stations, scale, decimals, counting of missing values and bad
+    /// rows skipped (named by path, so that a run of `brc.dask` and one of
+    /// `brc.aggregate` over the same files compare equal).
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<Summary>()
-            .is_ok_and(|o| o.get().inner == self.inner)
+        other.cast::<Summary>().is_ok_and(|o| {
+            let (a, b) = (&*self.inner, &*o.get().inner);
+            a.scale() == b.scale()
+                && a.decimals() == b.decimals()
+                && a.counts_missing() == b.counts_missing()
+                && a.iter().eq(b.iter())
+                && self.skipped == o.get().skipped
+        })
     }
 
     /// The text the command line writes with `--format <format>`, final
@@ -89,17 +121,50 @@ impl Summary {
     }
 
     /// Pickled as its partial (the `brc-partial` format), which holds every
-    /// station's exact state, and its decimals, so that a summary crosses
-    /// processes (Dask tasks) whole.
+    /// station's exact state, its decimals and the bad rows skipped, so
+    /// that a summary crosses processes (Dask tasks) whole.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
-        let inner = &slf.get().inner;
-        let text = render(py, inner, Format::Partial);
-        let parse = py.get_type::<Summary>().getattr("from_partial_bytes")?;
+        let this = slf.get();
+        let text = render(py, &this.inner, Format::Partial);
+        let restore = py.get_type::<Summary>().getattr("_restore")?;
         let bytes = PyBytes::new(py, text.as_bytes()).into_any();
-        let decimals = inner.decimals().into_pyobject(py)?.into_any();
-        let args = PyTuple::new(py, [bytes, decimals])?;
-        PyTuple::new(py, [parse, args.into_any()])
+        let decimals = this.inner.decimals().into_pyobject(py)?.into_any();
+        let skipped = this.skipped.clone().into_pyobject(py)?.into_any();
+        let args = PyTuple::new(py, [bytes, decimals, skipped])?;
+        PyTuple::new(py, [restore, args.into_any()])
+    }
+
+    /// The summary pickled by `__reduce__`.
+    #[staticmethod]
+    fn _restore(
+        py: Python<'_>,
+        data: &[u8],
+        decimals: Bound<'_, PyInt>,
+        skipped: Skipped,
+    ) -> PyResult<Summary> {
+        let summary = Summary::from_partial_bytes(py, data, Some(decimals))?;
+        Ok(Summary::skipping(
+            Arc::unwrap_or_clone(summary.inner),
+            skipped,
+        ))
+    }
+
+    /// The same summary, its run having skipped the bad rows `skipped`:
+    /// for the pure-Python half (`brc.dask`), whose tasks count them.
+    fn _skipping(&self, skipped: Skipped) -> Summary {
+        Summary {
+            inner: Arc::clone(&self.inner),
+            skipped,
+        }
+    }
+
+    /// The bad rows its run skipped (a delimited file's, with
+    /// `on_error="skip"`): `(count, [(path, line), ...])`, the first five
+    /// by input and line, each input's path as the caller gave it.
+    #[getter]
+    fn skipped(&self) -> Skipped {
+        self.skipped.clone()
     }
 
     /// The summary of a partial in the `brc-partial` format, shown with
@@ -147,6 +212,7 @@ impl Summary {
         let decimals = crate::decimals(Some(&decimals))?;
         let summary = Summary {
             inner: Arc::clone(&self.inner),
+            skipped: self.skipped.clone(),
         };
         summary.shown_with(py, decimals)
     }

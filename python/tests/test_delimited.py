@@ -13,6 +13,7 @@ import io
 import math
 import pickle
 import random
+import warnings
 from decimal import Decimal
 from pathlib import Path
 from typing import Optional, Union
@@ -490,6 +491,10 @@ def test_values_past_18_digits_with_the_decimals_asked_are_overflow_errors(tmp_p
     ({"key": "site"}, ValueError, "key= is for delimited files"),
     ({"value": 2}, ValueError, "value= is for delimited files"),
     ({"nulls": ["NA"]}, ValueError, "nulls= is for delimited files"),
+    ({"on_error": "skip"}, ValueError, "on_error= is for delimited files"),
+    ({"on_error": "fail"}, ValueError, "on_error= is for delimited files"),
+    ({"csv": True, "on_error": "ignore"}, ValueError, "on_error must be 'fail' or 'skip'"),
+    ({"csv": True, "on_error": True}, ValueError, "on_error must be 'fail' or 'skip'"),
     ({"delimiter": ";;"}, ValueError, "expected one ASCII character"),
     ({"delimiter": "é"}, ValueError, "expected one ASCII character"),
     ({"delimiter": '"'}, ValueError, "cannot be a delimiter"),
@@ -525,6 +530,155 @@ def test_decimals_and_nulls_outside_aggregate(tmp_path):
         brc.aggregate(path, csv=True).with_decimals(10)
     assert brc.NULLS == ("", "NA", "NaN", "null")
     assert brc.MAX_DECIMALS == 9
+
+
+# --- Bad rows skipped ------------------------------------------------------
+
+# Bad rows of each kind, as rows of HEADER's six columns keyed by `site`: a
+# value that is no number, an empty key, fewer cells, more cells.
+BAD_ROWS = [
+    "2026-01-01T01:00:00Z,Abha,t1,abc,C,ok",
+    '2026-01-01T01:00:00Z,"",t2,1.5,C,ok',
+    "2026-01-01T01:00:00Z,Oslo,t1",
+    "2026-01-01T01:00:00Z,Oslo,t1,2.5,C,ok,extra",
+    "2026-01-01T01:00:00Z,Lima,t3,1.2.3,C,ok",
+]
+SKIP_ARGS = dict(csv=True, key="site", value="reading")
+
+
+def records(data: bytes) -> list[bytes]:
+    """The rows of a delimited file's bytes, each with its line break (a
+    line break inside quotes belongs to its row)."""
+    rows, start, quotes = [], 0, 0
+    for i, b in enumerate(data):
+        if b == 0x22:
+            quotes += 1
+        elif b == 0x0A and quotes % 2 == 0:
+            rows.append(data[start:i + 1])
+            start = i + 1
+    if start < len(data):
+        rows.append(data[start:])
+    return rows
+
+
+def with_bad_rows(good: Path, bad: Path, seed: int, n: int) -> list[int]:
+    """Writes to `bad` the rows of `good` with `n` bad rows (each kind in
+    turn) among them at random: the lines they start on."""
+    rng = random.Random(seed)
+    rows = records(good.read_bytes())
+    eol = b"\r\n" if rows[0].endswith(b"\r\n") else b"\n"
+    if not rows[-1].endswith(b"\n"):
+        rows[-1] += eol
+    for i in range(n):
+        at = rng.randint(1, len(rows))
+        rows.insert(at, BAD_ROWS[i % len(BAD_ROWS)].encode() + eol)
+    bad.write_bytes(b"".join(rows))
+    lines, line = [], 1
+    for row in rows:
+        if row.rstrip(b"\r\n").decode() in BAD_ROWS:
+            lines.append(line)
+        line += row.count(b"\n")
+    return lines
+
+
+def skipped_line(count: int, first: list[tuple[str, int]]) -> str:
+    """The command line's stderr line for skipped rows, without `brc: `."""
+    return f"{count} bad rows skipped, the first at " + "; ".join(
+        f"{path}: line {line}" for path, line in first)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bad_rows_skipped_give_the_good_rows_result_count_and_lines(tmp_path, cli, seed):
+    rng = random.Random(seed)
+    good = write_csv(tmp_path / "good.csv", 60 + seed, rng.choice([1, 40, 500]),
+                     crlf=seed % 2 == 1, bom=seed == 2, max_decimals=3)
+    bad = tmp_path / "bad.csv"
+    lines = with_bad_rows(good, bad, seed, rng.choice([1, 4, 5, 9]))
+    want = model([good], ["site"], "reading")
+    for threads in (1, 4):
+        with pytest.warns(brc.SkippedRowsWarning) as caught:
+            got = brc.aggregate(bad, threads=threads, on_error="skip", **SKIP_ARGS)
+        assert rows_of(got) == want
+        assert got.format("csv") == brc.aggregate(good, **SKIP_ARGS).format("csv")
+        first = [(str(bad), line) for line in lines[:5]]
+        assert got.skipped == (len(lines), first)
+        [warning] = caught
+        assert warning.message.count == len(lines) and warning.message.first == first
+        assert str(warning.message) == skipped_line(len(lines), first)
+        assert warning.filename == __file__
+    done = cli.run(*CSV_ARGS, "--on-error", "skip", "--format", "csv", bad)
+    assert done.returncode == 0 and done.stdout.decode() == got.format("csv")
+    assert f"brc: {skipped_line(len(lines), first)}\n" in done.stderr.decode()
+    # Pickled whole, with its skipped rows; shown with other decimals too.
+    assert pickle.loads(pickle.dumps(got)) == got
+    assert pickle.loads(pickle.dumps(got)).skipped == got.skipped
+    assert got.with_decimals(1).skipped == got.skipped
+    with pytest.warns(brc.SkippedRowsWarning):
+        assert brc.aggregate(bad, on_error="skip", decimals=1, **SKIP_ARGS) == got.with_decimals(1)
+    # Failing is the default, and "fail" says so.
+    for fail in ({}, {"on_error": "fail"}):
+        with pytest.raises(brc.DataError) as e:
+            brc.aggregate(bad, **SKIP_ARGS, **fail)
+        assert (e.value.path, e.value.line) == (str(bad), lines[0])
+
+
+def test_skipped_rows_are_named_by_input_and_line_as_given(tmp_path, cli):
+    d = tmp_path / "dir"
+    d.mkdir()
+    a, b = d / "a.csv", tmp_path / "b.csv"
+    a.write_text("k,v\nx,1\nx,bad\ny\n,2\n")
+    b.write_text("k,v\nz,1,2\nz,3\nz,q\nz,4\nz,x\n")
+    with pytest.warns(brc.SkippedRowsWarning):
+        got = brc.aggregate([str(b), f"{tmp_path}/dir"], csv=True, on_error="skip")
+    # Inputs in the order read; the first five by input, then line.
+    first = [(str(b), 2), (str(b), 4), (str(b), 6), (f"{tmp_path}/dir/a.csv", 3),
+             (f"{tmp_path}/dir/a.csv", 4)]
+    assert got.skipped == (6, first)
+    assert str(got) == "{x=1/1/1, z=3/4/4}"
+    done = cli.run("--csv", "--on-error", "skip", b, f"{tmp_path}/dir")
+    assert done.stdout.decode() == str(got) + "\n"
+    assert f"brc: {skipped_line(6, first)}\n" in done.stderr.decode()
+    # Nothing skipped: no warning.
+    c = tmp_path / "c.csv"
+    c.write_text("k,v\nx,1\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clean = brc.aggregate(c, csv=True, on_error="skip")
+    assert clean.skipped == (0, []) and clean == brc.aggregate(c, csv=True)
+
+
+def test_partials_skip_bad_rows_and_warn(tmp_path):
+    good = write_csv(tmp_path / "good.csv", 71, 300, max_decimals=2)
+    bad = tmp_path / "bad.csv"
+    lines = with_bad_rows(good, bad, 71, 8)
+    whole = brc.partial(good, **SKIP_ARGS)
+    with pytest.warns(brc.SkippedRowsWarning) as caught:
+        assert brc.partial(bad, on_error="skip", **SKIP_ARGS) == whole
+    [warning] = caught
+    assert (warning.message.count, warning.message.first) == (
+        8, [(str(bad), line) for line in lines[:5]])
+    # Ranges: each names its own rows, by their lines in the file.
+    size = bad.stat().st_size
+    split = longest_row([bad]) + 1
+    bounds = list(range(0, size, split)) + [size]
+    parts, count, first = [], 0, []
+    for lo, hi in zip(bounds, bounds[1:]):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            parts.append(brc.partial(bad, start=lo, end=hi, on_error="skip", **SKIP_ARGS))
+        for w in caught:
+            assert issubclass(w.category, brc.SkippedRowsWarning)
+            count += w.message.count
+            first += w.message.first
+    assert brc.merge(parts) == whole
+    assert count == 8 and sorted(line for _, line in first) == lines
+    with pytest.warns(brc.SkippedRowsWarning) as caught:
+        assert brc.partial_bytes(bad.read_bytes(), on_error="skip", **SKIP_ARGS) == whole
+    assert caught[0].message.first == [("<bytes>", line) for line in lines[:5]]
+    with pytest.raises(brc.DataError):
+        brc.partial(bad, **SKIP_ARGS)
+    with pytest.raises(brc.DataError):
+        brc.partial_bytes(bad.read_bytes(), on_error="fail", **SKIP_ARGS)
 
 
 # --- Partials --------------------------------------------------------------
@@ -680,3 +834,39 @@ def test_dask_reads_remote_delimited_files_whole(client, tmp_path):
             brc.dask.aggregate(urls, client=client, csv=True, key="site", value="reading")
     assert str(e.value) == (
         f"{urls[1]}: line 1: expected the header of the first file, found another one")
+
+
+def test_dask_skips_bad_rows_as_a_single_run(client, tmp_path):
+    files = []
+    for i, n in enumerate((6, 0, 3)):
+        good = write_csv(tmp_path / f"good-{i}.csv", 80 + i, 300, crlf=i == 2, max_decimals=2)
+        bad = tmp_path / f"bad-{i}.csv"
+        with_bad_rows(good, bad, 80 + i, n)
+        files.append(bad)
+    packed = tmp_path / "bad-3.csv.gz"
+    plain = tmp_path / "bad-3.csv"
+    with_bad_rows(write_csv(tmp_path / "good-3.csv", 83, 100), plain, 83, 2)
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    files.append(packed)
+    with pytest.warns(brc.SkippedRowsWarning) as caught:
+        single = brc.aggregate(files, on_error="skip", **SKIP_ARGS)
+    assert single.skipped[0] == 11
+    split = longest_row(files[:3]) + 1
+    for split_bytes in (split, 7 * split, "256MiB"):
+        with pytest.warns(brc.SkippedRowsWarning) as caught:
+            got = brc.dask.aggregate([str(f) for f in files], split_bytes=split_bytes,
+                                     client=client, on_error="skip", **SKIP_ARGS)
+        assert got == single and got.skipped == single.skipped
+        assert got.format("partial") == single.format("partial")
+        [warning] = caught
+        assert str(warning.message) == skipped_line(*single.skipped)
+        assert warning.filename == __file__
+    good = [tmp_path / f"good-{i}.csv" for i in range(4)]
+    assert rows_of(got) == model(good, ["site"], "reading")
+    with pytest.warns(brc.SkippedRowsWarning):
+        shown = brc.dask.aggregate(files, client=client, split_bytes=split, decimals=1,
+                                   on_error="skip", **SKIP_ARGS)
+    assert shown == single.with_decimals(1)
+    with pytest.raises(brc.DataError) as e:
+        brc.dask.aggregate(files, client=client, split_bytes=split, on_error="fail", **SKIP_ARGS)
+    assert (e.value.path, e.value.line) == (str(files[0]), single.skipped[1][0][1])
