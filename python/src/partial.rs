@@ -99,7 +99,7 @@ pub fn partial_file(
             let sources = crate::sources(&inputs);
             let summary = inputs.aggregate(Engine::Fast, &options)?;
             let skipped = crate::summary::skipped(&summary, &sources);
-            Ok((partial_of(summary)?, skipped))
+            Ok((brc::Partial::from(summary), skipped))
         })
     })?;
     Ok((Partial { inner }, skipped))
@@ -153,23 +153,10 @@ pub fn partial_bytes(
             };
             let summary = summary.map_err(|e| Failure::at(name, e))?;
             let skipped = crate::summary::skipped(&summary, &[NAME.to_string()]);
-            Ok((partial_of(summary)?, skipped))
+            Ok((brc::Partial::from(summary), skipped))
         })
     })?;
     Ok((Partial { inner }, skipped))
-}
-
-/// The partial of `summary`'s stations. The library's partial of a summary
-/// keeps the bad rows its run skipped, which its bytes do not hold, and
-/// compares by them: merged alone, it holds none, so that partials of the
-/// same rows compare equal, as their bytes are.
-fn partial_of(summary: brc::Summary) -> Result<brc::Partial, Failure> {
-    let skipped = summary.skipped().0 > 0;
-    let partial = brc::Partial::from(summary);
-    match skipped {
-        true => brc::Partial::merge_all([partial]).map_err(Failure::Overflow),
-        false => Ok(partial),
-    }
 }
 
 /// Whether `data` is a Parquet file: Parquet's magic bytes at both ends
