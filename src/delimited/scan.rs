@@ -19,20 +19,45 @@ pub enum Masks {
     /// 16 bytes at a time with SSE2.
     #[cfg(target_arch = "x86_64")]
     Sse2,
+    /// 64 bytes at a time with AVX-512 (BW), whose compares give the mask
+    /// itself; only where the CPU has it ([`Masks::best`] checks).
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
 }
 
 impl Masks {
     /// The fastest this CPU has, unless the environment variable
-    /// `BRC_CSV_SCAN` is `bytes`, which forces the portable path (for
-    /// tests of the whole program).
+    /// `BRC_CSV_SCAN` is `bytes` or `sse2`, which forces that one (for
+    /// tests and measurements of the whole program).
     pub fn best() -> Masks {
-        if std::env::var_os("BRC_CSV_SCAN").is_some_and(|v| v == "bytes") {
-            return Masks::Bytes;
+        match std::env::var_os("BRC_CSV_SCAN") {
+            Some(v) if v == "bytes" => return Masks::Bytes,
+            #[cfg(target_arch = "x86_64")]
+            Some(v) if v == "sse2" => return Masks::Sse2,
+            _ => {}
         }
         #[cfg(target_arch = "x86_64")]
-        return Masks::Sse2;
+        return match std::arch::is_x86_feature_detected!("avx512bw") {
+            true => Masks::Avx512,
+            false => Masks::Sse2,
+        };
         #[cfg(not(target_arch = "x86_64"))]
         return Masks::Bytes;
+    }
+
+    /// Every builder this CPU can run, the portable one first: the tests
+    /// compare them.
+    #[cfg(test)]
+    pub fn all() -> Vec<Masks> {
+        let mut all = vec![Masks::Bytes];
+        #[cfg(target_arch = "x86_64")]
+        {
+            all.push(Masks::Sse2);
+            if std::arch::is_x86_feature_detected!("avx512bw") {
+                all.push(Masks::Avx512);
+            }
+        }
+        all
     }
 
     /// The masks of `block`: (delimiters and line feeds, line feeds,
@@ -53,6 +78,10 @@ impl Masks {
             // SAFETY: SSE2 is part of x86-64 itself: every CPU this code
             // runs on has it.
             Masks::Sse2 => unsafe { sse2(block, delimiter) },
+            // SAFETY: `Avx512` is only chosen where the CPU has AVX-512 BW
+            // (`best` and `all` check it at run time).
+            #[cfg(target_arch = "x86_64")]
+            Masks::Avx512 => unsafe { avx512(block, delimiter) },
         }
     }
 }
@@ -77,6 +106,19 @@ fn sse2(block: &[u8; 64], delimiter: u8) -> (u64, u64, u64) {
         lines |= mask(n);
         quotes |= mask(q);
     }
+    (delimiters | lines, lines, quotes)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+#[inline]
+fn avx512(block: &[u8; 64], delimiter: u8) -> (u64, u64, u64) {
+    use std::arch::x86_64::*;
+    // SAFETY: `block` holds 64 bytes, one unaligned load's worth.
+    let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
+    let delimiters = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(delimiter as i8));
+    let lines = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\n' as i8));
+    let quotes = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8));
     (delimiters | lines, lines, quotes)
 }
 
@@ -412,11 +454,7 @@ mod tests {
     use super::*;
 
     fn all() -> Vec<Masks> {
-        vec![
-            Masks::Bytes,
-            #[cfg(target_arch = "x86_64")]
-            Masks::Sse2,
-        ]
+        Masks::all()
     }
 
     /// The rows of `text` as lists of cell texts, or the first fault.

@@ -27,11 +27,7 @@ impl Rng {
 }
 
 fn masks() -> Vec<Masks> {
-    vec![
-        Masks::Bytes,
-        #[cfg(target_arch = "x86_64")]
-        Masks::Sse2,
-    ]
+    Masks::all()
 }
 
 /// Quotes `cell` as RFC 4180 does, always or when it must.
