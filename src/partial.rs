@@ -7,7 +7,8 @@
 //! so separate runs (processes, machines) can each aggregate a piece and a
 //! last step merges them.
 //!
-//! Partials travel as text in the `brc-partial v1` format, specified in
+//! Partials travel as text in the `brc-partial` format (`v1` for tenths,
+//! `v2` for a delimited file's values at any scale), specified in
 //! docs/PARTIAL-FORMAT.md: a first line naming the format, its version and
 //! the number of stations, then CSV (`station,count,sum,min,max`). Both
 //! sides of the format live here: the writer ([`Partial::to_bytes`], and
@@ -96,24 +97,24 @@ impl Partial {
         merger.finish()
     }
 
-    /// The partial in the `brc-partial v1` format.
+    /// The partial in the `brc-partial` format (`v1` for tenths, else `v2`).
     pub fn to_bytes(&self) -> Vec<u8> {
         write::render(&self.summary)
     }
 
-    /// Writes the partial in the `brc-partial v1` format.
+    /// Writes the partial in the `brc-partial` format (`v1` for tenths, else `v2`).
     pub fn write_to(&self, mut w: impl Write) -> io::Result<()> {
         w.write_all(&self.to_bytes())?;
         w.flush()
     }
 
-    /// Parses the `brc-partial v1` format: one partial, or several one
+    /// Parses the `brc-partial` format (`v1` or `v2`): one partial, or several one
     /// after the other, merged.
     pub fn parse(bytes: &[u8]) -> Result<Partial, PartialError> {
         Partial::read_from(bytes)
     }
 
-    /// Reads the `brc-partial v1` format from `reader` to its end: one
+    /// Reads the `brc-partial` format (`v1` or `v2`) from `reader` to its end: one
     /// partial, or several one after the other, merged.
     pub fn read_from(reader: impl Read) -> Result<Partial, PartialError> {
         let mut merger = Merger::new();
