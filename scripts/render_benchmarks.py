@@ -211,8 +211,10 @@ def csv_section(run, source):
         f"kept in `{public(source)}`. Machine: {run['cpu']}; load average {run['load']} "
         "before the run.",
         "",
-        f"Data: {public(run['data'])}. Checked before timing: {run['outputs']} (min, max and "
-        "count as read, the mean from the sum, rounded half toward +∞ at 3 decimals).",
+        f"Data: {public(run['data'])}.",
+        "",
+        f"Checked before timing: {run['outputs']} (min, max and count as read, the mean "
+        "from the sum, rounded half toward +∞ at 3 decimals).",
         "",
         "Each tool runs alternately with brc (tool, brc, tool, brc, …), `scripts/ab.py`; "
         "*÷ brc* is the median of the pairs' ratios: over 1 where brc is faster. "
