@@ -22,6 +22,7 @@
 //! fit in 64 bits as an [`OverflowError`].
 
 mod read;
+mod run;
 pub(crate) mod write;
 
 use std::cmp::Reverse;
@@ -30,8 +31,9 @@ use std::io::{self, Read, Write};
 
 use compact_str::CompactString;
 
+use self::run::{finer, Run, RunBuilder, Total};
 use crate::error::Shown;
-use crate::stats::{Stats, MAX_UNITS};
+use crate::stats::Stats;
 use crate::summary::Summary;
 
 pub use read::{LineError, MAX_LINE_LEN};
@@ -194,194 +196,6 @@ pub enum OverflowError {
         /// Its total sum, in tenths.
         total: i128,
     },
-}
-
-/// One station's merged stats, with totals wide enough that no number of
-/// partials a machine can read overflows them (each adds at most 2^64 to
-/// the count and 2^63 to the sum): whether the final totals fit in 64 bits
-/// is checked once, so it does not depend on the merge order.
-#[derive(Clone, Copy, Debug)]
-struct Total {
-    min: i64,
-    max: i64,
-    /// The sum, unless `over`.
-    sum: i128,
-    /// Whether the sum went past 128 bits.
-    over: bool,
-    count: u128,
-    missing: u128,
-}
-
-impl Total {
-    fn add(&mut self, other: Total) {
-        self.min = self.min.min(other.min);
-        self.max = self.max.max(other.max);
-        match self.sum.checked_add(other.sum) {
-            Some(sum) => self.sum = sum,
-            None => self.over = true,
-        }
-        self.over |= other.over;
-        self.count += other.count;
-        self.missing += other.missing;
-    }
-
-    /// The total as [`Stats`], if it fits them.
-    fn narrow(&self) -> Option<Stats> {
-        let count = u64::try_from(self.count).ok()?;
-        let missing = u64::try_from(self.missing).ok()?;
-        if self.over {
-            return None;
-        }
-        let mut stats = Stats::of(self.min, self.max, self.sum, count);
-        stats.missing = missing;
-        Some(stats)
-    }
-}
-
-impl From<Stats> for Total {
-    fn from(s: Stats) -> Total {
-        Total {
-            min: s.min,
-            max: s.max,
-            sum: s.sum,
-            over: false,
-            count: u128::from(s.count),
-            missing: u128::from(s.missing),
-        }
-    }
-}
-
-/// `stats` at values `factor` times finer, if its min and max still fit
-/// 18 digits.
-fn finer(mut stats: Stats, factor: i64) -> Option<Stats> {
-    if stats.count > 0 {
-        let up = |v: i64| v.checked_mul(factor).filter(|v| v.abs() <= MAX_UNITS);
-        stats.min = up(stats.min)?;
-        stats.max = up(stats.max)?;
-        stats.sum = stats.sum.checked_mul(factor.into())?;
-    }
-    Some(stats)
-}
-
-/// A sorted run of distinct stations with their totals. A total that fits
-/// in 64 bits, as nearly all do, is kept as [`Stats`], so that a run takes
-/// the memory of a [`Summary`] and the last run becomes one as it is;
-/// the others wait in `wide`, by their index in `stations` (whose stats
-/// then hold only min and max).
-#[derive(Debug, Default)]
-struct Run {
-    stations: Vec<(CompactString, Stats)>,
-    /// Ascending indices into `stations`, with their totals.
-    wide: Vec<(usize, Total)>,
-    /// The scale of the values and whether missing values are counted, as
-    /// in a [`Summary`].
-    kind: (u32, bool),
-}
-
-impl Run {
-    fn len(&self) -> usize {
-        self.stations.len()
-    }
-
-    /// The run of a partial's rows, of `kind`.
-    fn of(stations: Vec<(CompactString, Stats)>, kind: (u32, bool)) -> Run {
-        Run {
-            stations,
-            wide: Vec::new(),
-            kind,
-        }
-    }
-
-    /// The run with its values at `scale`, at least its own; `Err` with a
-    /// station whose min or max then exceeds 64 bits.
-    fn at_scale(mut self, scale: u32) -> Result<Run, OverflowError> {
-        let factor = 10i64.pow(scale - self.kind.0);
-        if factor == 1 {
-            return Ok(self);
-        }
-        let refused = |name: &CompactString| OverflowError::Scale {
-            station: name.to_string(),
-            scale,
-        };
-        let mut wide = self.wide.iter_mut().peekable();
-        for (i, (name, stats)) in self.stations.iter_mut().enumerate() {
-            if let Some((_, total)) = wide.next_if(|(at, _)| *at == i) {
-                let scaled = finer(Stats::of(total.min, total.max, 0, 1), factor);
-                let scaled = scaled.ok_or_else(|| refused(name))?;
-                (total.min, total.max) = (scaled.min, scaled.max);
-                match total.sum.checked_mul(factor.into()) {
-                    Some(sum) => total.sum = sum,
-                    None => total.over = true,
-                }
-                continue;
-            }
-            *stats = finer(*stats, factor).ok_or_else(|| refused(name))?;
-        }
-        self.kind.0 = scale;
-        Ok(self)
-    }
-
-    /// The run's stations with their totals, in order.
-    fn into_totals(self) -> impl Iterator<Item = (CompactString, Total)> {
-        let mut wide = self.wide.into_iter().peekable();
-        (self.stations.into_iter().enumerate()).map(move |(i, (name, stats))| {
-            match wide.next_if(|&(at, _)| at == i) {
-                Some((_, total)) => (name, total),
-                None => (name, Total::from(stats)),
-            }
-        })
-    }
-}
-
-impl From<Summary> for Run {
-    fn from(summary: Summary) -> Run {
-        let kind = (summary.scale(), summary.counts_missing());
-        Run::of(summary.into_stations(), kind)
-    }
-}
-
-/// Builds a [`Run`] from stations given in order, adding up those given
-/// one after the other under one name.
-#[derive(Default)]
-struct RunBuilder {
-    run: Run,
-    last: Option<(CompactString, Total)>,
-}
-
-impl RunBuilder {
-    fn with_capacity(n: usize, kind: (u32, bool)) -> RunBuilder {
-        RunBuilder {
-            run: Run::of(Vec::with_capacity(n), kind),
-            last: None,
-        }
-    }
-
-    fn push(&mut self, name: CompactString, total: Total) {
-        match &mut self.last {
-            Some((last, t)) if *last == name => t.add(total),
-            last => {
-                if let Some((name, total)) = last.replace((name, total)) {
-                    self.keep(name, total);
-                }
-            }
-        }
-    }
-
-    fn keep(&mut self, name: CompactString, total: Total) {
-        let stats = total.narrow().unwrap_or_else(|| {
-            self.run.wide.push((self.run.stations.len(), total));
-            let (min, max) = (total.min, total.max);
-            Stats::of(min, max, 0, 0)
-        });
-        self.run.stations.push((name, stats));
-    }
-
-    fn finish(mut self) -> Run {
-        if let Some((name, total)) = self.last.take() {
-            self.keep(name, total);
-        }
-        self.run
-    }
 }
 
 /// How many inputs [`Merger::read_all`] reads side by side, a row of each
