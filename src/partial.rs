@@ -21,6 +21,7 @@
 //! or read from the format, into one, and reports a total that does not
 //! fit in 64 bits as an [`OverflowError`].
 
+mod line;
 mod read;
 mod run;
 pub(crate) mod write;
@@ -36,7 +37,7 @@ use crate::error::Shown;
 use crate::stats::Stats;
 use crate::summary::Summary;
 
-pub use read::{LineError, MAX_LINE_LEN};
+pub use line::{LineError, MAX_LINE_LEN};
 pub use write::{COLUMNS, FORMAT, VERSION};
 
 /// The exact per-station state of an aggregation, sorted by the bytes of

@@ -148,7 +148,7 @@ fn assert_refused(bad: &[u8], message: &str) {
 fn malformed_partials_are_refused_with_their_line() {
     let first_line = "expected a first line `brc-partial v1 stations=<N>`, found";
     let long_name = "x".repeat(101);
-    let long_line = format!("{},1,5,5,5\n", "x".repeat(1100));
+    let long_line = format!("{},1,5,5,5\n", "x".repeat(4100));
     let cases: Vec<(String, String)> = vec![
         (
             String::new(),
@@ -191,7 +191,7 @@ fn malformed_partials_are_refused_with_their_line() {
         ),
         (
             partial(&long_line),
-            "line 3: expected a line of at most 1024 bytes, found a longer one".into(),
+            "line 3: expected a line of at most 4096 bytes, found a longer one".into(),
         ),
         (
             partial("a,1,5,5\n"),
