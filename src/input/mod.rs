@@ -25,7 +25,7 @@
 //! byte.
 //!
 //! Opening an input is done here; listing the inputs, and the part of
-//! them a range or shard reads, in `list`; aggregating them, a job the
+//! them a range reads, in `list` (a shard's range in `shard`); aggregating them, a job the
 //! engine does, in `job`.
 
 mod decode;
@@ -33,6 +33,7 @@ mod job;
 mod list;
 #[cfg(feature = "remote")]
 mod ranged;
+mod shard;
 mod window;
 
 use std::fs::File;
@@ -47,7 +48,8 @@ use std::sync::Arc;
 use memmap2::Mmap;
 
 pub use self::job::{aggregate_file_range, aggregate_paths};
-pub use self::list::{InputError, Inputs, Shard, ShardError, Source};
+pub use self::list::{InputError, Inputs, Source};
+pub use self::shard::{Shard, ShardError};
 use crate::shrink;
 pub use crate::slice::{aggregate, aggregate_slice};
 
