@@ -191,14 +191,25 @@ pub enum CellError {
 
 /// A refused row or cell of a delimited file, where it is.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}{}: {kind}", .column.map(|c| format!(", column {c}")).unwrap_or_default())]
+#[error("{}{kind}", where_(*.line, *.column))]
 pub struct DelimitedError {
-    /// The 1-based line the row starts on.
+    /// The 1-based line the row starts on; 0 for a fault of no one row (a
+    /// key's sum past 128 bits found when files' stats are merged).
     pub line: u64,
     /// The 1-based column of the cell, if one is at fault.
     pub column: Option<usize>,
     /// What is wrong.
     pub kind: CellError,
+}
+
+/// Where a [`DelimitedError`] is, as its message says it: `line 3,
+/// column 2: `, or nothing for a fault of no one row.
+fn where_(line: u64, column: Option<usize>) -> String {
+    match (line, column) {
+        (0, _) => String::new(),
+        (line, None) => format!("line {line}: "),
+        (line, Some(c)) => format!("line {line}, column {c}: "),
+    }
 }
 
 /// Why a Parquet file could not be aggregated.

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicU64;
 
 use super::run::aggregate_with;
 use super::scan::Masks;
-use super::{CellError, Column, Dialect};
+use super::{CellError, Column, DelimitedError, Dialect};
 use crate::driver::{Bytes, Content, Held, RunError};
 use crate::engine::Options;
 use crate::error::Error;
@@ -398,4 +398,29 @@ fn bad_rows_skipped_are_counted_and_named_however_the_file_is_cut() {
             }
         }
     }
+}
+
+#[test]
+fn a_fault_of_no_one_row_names_no_line() {
+    let kind = CellError::Sum { key: b"a".to_vec() };
+    let at = |line, column| {
+        DelimitedError {
+            line,
+            column,
+            kind: kind.clone(),
+        }
+        .to_string()
+    };
+    assert_eq!(
+        at(0, None),
+        "the sum of the values of key `a` exceeds 128 bits"
+    );
+    assert_eq!(
+        at(3, None),
+        "line 3: the sum of the values of key `a` exceeds 128 bits"
+    );
+    assert_eq!(
+        at(3, Some(2)),
+        "line 3, column 2: the sum of the values of key `a` exceeds 128 bits"
+    );
 }
