@@ -123,11 +123,15 @@ fn line_error(path: &str, e: &brc::DataError) -> PyErr {
 }
 
 /// A `brc.DataError` for a refused row or cell of the delimited file at
-/// `path`: its line, and its column when a cell is at fault.
+/// `path`: its line, and its column when a cell is at fault; the file for
+/// a fault of no one row (line 0).
 fn delimited_error(path: &str, e: &brc::DelimitedError) -> PyErr {
-    let place = Place::Cell {
-        line: e.line,
-        column: e.column.map(|c| c as u64),
+    let place = match e.line {
+        0 => Place::File,
+        line => Place::Cell {
+            line,
+            column: e.column.map(|c| c as u64),
+        },
     };
     new_data_error(path, place, &e.kind.to_string())
 }
