@@ -9,7 +9,11 @@
 //! before it, and no two submodules of one module import each other, as
 //! `tests/layers.rs` checks (test modules aside):
 //!
+//! - `detail`: what a key keeps beyond min, max, sum and count when a statistic needs
+//!   it: the sum of squares and the counts per distinct value.
 //! - `stats`: the exact per-station accumulator and the official rounding rule.
+//! - `statistic`: the statistics an output shows (`--stats`), what each needs kept,
+//!   and the exact rule for each.
 //! - `error`: the typed errors, carrying byte offsets and line numbers.
 //! - `parse`: the strict line grammar and the value parser (integer tenths).
 //! - `summary`: raw names with their stats, the merge of sorted runs, the [`Summary`].
@@ -59,6 +63,7 @@
 pub mod alloc;
 mod bits;
 pub mod delimited;
+mod detail;
 mod driver;
 mod engine;
 mod error;
@@ -73,6 +78,7 @@ pub mod partial;
 mod scan;
 pub mod shrink;
 mod slice;
+mod statistic;
 mod stats;
 mod summary;
 mod table;
@@ -80,12 +86,14 @@ pub mod timings;
 mod tuning;
 
 pub use delimited::{Column, Dialect};
+pub use detail::{Counts, Detail, Kept, Squares};
 pub use engine::{Engine, Options, MAX_THREADS};
 pub use error::{CellError, DataError, DelimitedError, Error, ErrorKind, ParquetError, RowError};
 pub use input::{InputError, Inputs, Shard, Source};
 pub use parquet::Columns;
 pub use partial::Partial;
 pub use slice::aggregate;
+pub use statistic::{Shown, Statistic, Statistics, StatisticsError};
 pub use stats::{Stats, MAX_DIGITS, MAX_KEY_LEN, MAX_SCALE, VALUE_LIMIT};
 pub use summary::{DecimalsError, Summary};
 

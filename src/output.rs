@@ -3,14 +3,17 @@
 //!
 //! Every format but `partial` prints min, mean and max with one decimal
 //! from exact tenths; the mean uses [`Stats::mean_tenths`], the official
-//! rounding. `partial` prints the exact state instead, in the format
-//! [`crate::partial`] writes and reads.
+//! rounding. A summary shown with other statistics
+//! ([`Summary::with_statistics`]) prints those, in their order, each by
+//! its rule ([`Statistic::of`]). `partial` prints the exact state instead,
+//! in the format [`crate::partial`] writes and reads.
 
 use std::io::{self, Write};
 
 use compact_str::CompactString;
 
 use crate::partial::write::{self as partial, csv_field};
+use crate::statistic::{Shown, Statistic, Statistics};
 use crate::stats::{Stats, Units};
 use crate::summary::Summary;
 
@@ -117,25 +120,31 @@ fn units(out: &mut Vec<u8>, v: i64, scale: u32) {
     if scale == 1 {
         return tenths(out, v);
     }
-    let _ = write!(out, "{}", Units(v, scale));
+    let _ = write!(out, "{}", Units(v.into(), scale));
 }
 
 /// How a summary's values are shown: in units of 10^-`scale`, with
 /// `shown` decimals.
 #[derive(Clone, Copy, Debug)]
-struct View {
+struct View<'s> {
     scale: u32,
     shown: u32,
     /// Whether each key's count of missing values is shown.
     missing: bool,
+    /// The statistics shown, if asked; else min, mean and max.
+    statistics: Option<&'s Statistics>,
+    /// What the stations keep, which a partial carries.
+    kept: crate::detail::Kept,
 }
 
-impl View {
-    fn of(summary: &Summary) -> View {
+impl View<'_> {
+    fn of(summary: &Summary) -> View<'_> {
         View {
             scale: summary.scale(),
             shown: summary.decimals(),
             missing: summary.counts_missing(),
+            statistics: summary.statistics(),
+            kept: summary.kept(),
         }
     }
 
@@ -149,6 +158,45 @@ impl View {
     fn write(self, out: &mut Vec<u8>, v: i64) {
         units(out, v, self.shown)
     }
+}
+
+/// Writes the statistics `list` of `s`, separated by `sep`, `blank` for
+/// each that `s` has none of.
+fn statistics(out: &mut Vec<u8>, s: &Stats, list: &Statistics, sep: u8, blank: &[u8], view: View) {
+    for (i, stat) in list.iter().enumerate() {
+        if i > 0 {
+            out.push(sep);
+        }
+        statistic(out, s, stat, blank, view);
+    }
+}
+
+/// Writes the statistic `stat` of `s`, or `blank` if `s` has none.
+fn statistic(out: &mut Vec<u8>, s: &Stats, stat: Statistic, blank: &[u8], view: View) {
+    match stat.of(s, view.scale, view.shown) {
+        Some(Shown::Count(n)) => {
+            let _ = write!(out, "{n}");
+        }
+        Some(Shown::Units(v)) => match i64::try_from(v) {
+            Ok(v) => units(out, v, view.shown),
+            Err(_) => {
+                let _ = write!(out, "{}", Units(v, view.shown));
+            }
+        },
+        None => out.extend_from_slice(blank),
+    }
+}
+
+/// The header of the CSV format for `list`.
+fn csv_header(out: &mut Vec<u8>, list: &Statistics, missing: bool) {
+    out.extend_from_slice(b"station");
+    for stat in list.iter() {
+        let _ = write!(out, ",{stat}");
+    }
+    if missing {
+        out.extend_from_slice(b",missing");
+    }
+    out.push(b'\n');
 }
 
 fn min_mean_max(out: &mut Vec<u8>, s: &Stats, sep: u8, view: View) {
@@ -315,11 +363,14 @@ fn head(out: &mut Vec<u8>, format: Format, view: View, total: usize) {
         Format::Official => out.extend_from_slice(b"{"),
         Format::Lines => out.extend_from_slice(b"{\n"),
         Format::Json => out.extend_from_slice(b"["),
+        Format::Csv if view.statistics.is_some() => {
+            csv_header(out, view.statistics.expect("matched"), view.missing)
+        }
         Format::Csv if view.missing => {
             out.extend_from_slice(b"station,min,mean,max,count,missing\n")
         }
         Format::Csv => out.extend_from_slice(b"station,min,mean,max,count\n"),
-        Format::Partial => partial::head(out, view.scale, view.missing, total),
+        Format::Partial => partial::head(out, view.scale, view.missing, view.kept, total),
     }
 }
 
@@ -344,6 +395,10 @@ fn render_stations(
     total: usize,
 ) {
     for (i, (name, s)) in (first..).zip(stations) {
+        if let (Some(list), false) = (view.statistics, format == Format::Partial) {
+            render_asked(out, format, view, list, (name, s), i, total);
+            continue;
+        }
         match format {
             Format::Official => {
                 if i > 0 {
@@ -388,8 +443,58 @@ fn render_stations(
                 }
                 out.push(b'\n');
             }
-            Format::Partial => partial::row(out, name, s, view.scale, view.missing),
+            Format::Partial => partial::row(out, name, s, view.scale, view.missing, view.kept),
         }
+    }
+}
+
+/// Renders the station `i` of `total` with the statistics `list`.
+fn render_asked(
+    out: &mut Vec<u8>,
+    format: Format,
+    view: View,
+    list: &Statistics,
+    (name, s): (&str, &Stats),
+    i: usize,
+    total: usize,
+) {
+    match format {
+        Format::Official | Format::Lines => {
+            match format {
+                Format::Official if i > 0 => out.extend_from_slice(b", "),
+                Format::Lines => out.extend_from_slice(b"    "),
+                _ => {}
+            }
+            out.extend_from_slice(name.as_bytes());
+            out.push(b'=');
+            statistics(out, s, list, b'/', b"-", view);
+            if format == Format::Lines {
+                out.extend_from_slice(if i + 1 < total { b",\n" } else { b"\n" });
+            }
+        }
+        Format::Json => {
+            out.extend_from_slice(if i > 0 { b",\n" } else { b"\n" });
+            out.extend_from_slice(b"  {\"station\":");
+            json_string(out, name);
+            for stat in list.iter() {
+                let _ = write!(out, ",\"{stat}\":");
+                statistic(out, s, stat, b"null", view);
+            }
+            if view.missing {
+                let _ = write!(out, ",\"missing\":{}", s.missing);
+            }
+            out.push(b'}');
+        }
+        Format::Csv => {
+            csv_field(out, name);
+            out.push(b',');
+            statistics(out, s, list, b',', b"", view);
+            if view.missing {
+                let _ = write!(out, ",{}", s.missing);
+            }
+            out.push(b'\n');
+        }
+        Format::Partial => unreachable!("a partial shows the state, not statistics"),
     }
 }
 
@@ -440,11 +545,8 @@ mod tests {
             let mut s = Stats::new(min);
             s.add(max);
             let mut out = Vec::new();
-            let view = View {
-                scale: 1,
-                shown: 1,
-                missing: false,
-            };
+            let empty = Summary::default();
+            let view = View::of(&empty);
             min_mean_max(&mut out, &s, b'/', view);
             let want = format!(
                 "{}/{}/{}",

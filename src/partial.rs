@@ -322,7 +322,8 @@ impl Merger {
         while let Some(run) = self.runs.pop() {
             merged = merge_two(run, merged);
         }
-        if let Some(&(at, t)) = merged.wide.first() {
+        if let Some((at, t)) = merged.wide.first() {
+            let at = *at;
             let station = merged.stations.swap_remove(at).0.into_string();
             return Err(match (u64::try_from(t.count), t.over) {
                 (Err(_), _) => OverflowError::Count {
@@ -445,7 +446,7 @@ fn kway<R: Read>(readers: &mut [(usize, read::Reader<R>)]) -> Result<Run, (usize
     };
     let _ = room(counts.clone().fold(0, u64::saturating_add)) || room(counts.max().unwrap_or(0));
     while let Some(Reverse((name, i))) = heads.pop() {
-        run.push(name, Total::from(stats[i]));
+        run.push(name, Total::from(std::mem::take(&mut stats[i])));
         let (k, reader) = &mut readers[i];
         if let Some((name, s)) = reader.next_row().map_err(failed(*k))? {
             stats[i] = finer_row(i, *k, &name, s)?;
@@ -483,7 +484,10 @@ mod tests {
     }
 
     fn partial(stations: &[(&str, Stats)]) -> Partial {
-        let stations = stations.iter().map(|&(n, s)| (n.into(), s)).collect();
+        let stations = stations
+            .iter()
+            .map(|(n, s)| ((*n).into(), s.clone()))
+            .collect();
         Partial::from(Summary::from_sorted(stations))
     }
 
@@ -527,11 +531,14 @@ mod tests {
         let mut folded = std::collections::BTreeMap::<&str, Stats>::new();
         for p in &parts {
             for (name, s) in p.iter() {
-                folded.entry(name).and_modify(|t| t.merge(s)).or_insert(*s);
+                folded
+                    .entry(name)
+                    .and_modify(|t| t.merge(s))
+                    .or_insert(s.clone());
             }
         }
         let folded: Vec<_> = folded.into_iter().collect();
-        let merged: Vec<_> = merged.iter().map(|(n, s)| (n, *s)).collect();
+        let merged: Vec<_> = merged.iter().map(|(n, s)| (n, s.clone())).collect();
         assert_eq!(merged, folded);
     }
 
@@ -689,7 +696,7 @@ mod tests {
                 .collect()
         };
         let bytes = |rows: &[(String, Stats)]| {
-            let stations: Vec<_> = rows.iter().map(|(n, s)| (n.as_str(), *s)).collect();
+            let stations: Vec<_> = rows.iter().map(|(n, s)| (n.as_str(), s.clone())).collect();
             partial(&stations).to_bytes()
         };
         // A fault on the given line of a partial of `n` rows: a count of 0.

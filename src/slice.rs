@@ -74,7 +74,7 @@ impl Job for SliceJob<'_> {
             true => 0,
             false => memchr::memchr(b'\n', self.bytes).map_or(self.bytes.len(), |i| i + 1),
         };
-        match naive::aggregate(&self.bytes[skip..]) {
+        match naive::aggregate(&self.bytes[skip..], crate::detail::Kept::Basic) {
             Ok(summary) => Ok(summary),
             Err(Error::Data(e)) => Err(DataError {
                 line: e.line + u64::from(skip > 0),

@@ -9,6 +9,8 @@
 //! step by step, because some exact ties are decided by its `f64` rounding
 //! and the official expected outputs follow that.
 
+use crate::detail::{Detail, Kept};
+
 /// The largest magnitude of a challenge or Parquet value, in tenths
 /// (99,999,999.9): text values lie in `-999..=999`, Parquet values reach
 /// this.
@@ -28,13 +30,14 @@ pub const MAX_UNITS: i64 = 10i64.pow(MAX_DIGITS) - 1;
 /// The longest key of a delimited file, in bytes (composite keys joined).
 pub const MAX_KEY_LEN: usize = 1024;
 
-/// Minimum, maximum, sum and count of one key's values, in units, and how
-/// many of its rows had no value.
+/// Minimum, maximum, sum and count of one key's values, in units, how
+/// many of its rows had no value, and the [`Detail`] a statistic beyond
+/// those needs, when kept.
 ///
 /// A key whose rows all lacked a value has a count of 0, `min` at
 /// `i64::MAX` and `max` at `i64::MIN`, which [`merge`](Stats::merge) folds
 /// away.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stats {
     /// Smallest value seen, in units.
     pub min: i64,
@@ -47,6 +50,23 @@ pub struct Stats {
     /// Number of rows whose value was missing (a delimited file's empty or
     /// `NA` cells); always 0 for the challenge's text and Parquet.
     pub missing: u64,
+    /// The sum of squares and the counts per value, when kept
+    /// ([`Kept`]); boxed, so that keys that keep none pay one pointer.
+    pub detail: Option<Box<Detail>>,
+}
+
+impl Default for Stats {
+    /// The stats of no rows: what any stats merge into unchanged.
+    fn default() -> Stats {
+        Stats {
+            min: i64::MAX,
+            max: i64::MIN,
+            sum: 0,
+            count: 0,
+            missing: 0,
+            detail: None,
+        }
+    }
 }
 
 impl Stats {
@@ -60,7 +80,24 @@ impl Stats {
             sum: value as i128,
             count: 1,
             missing: 0,
+            detail: None,
         }
+    }
+
+    /// Stats of a single value keeping what `kept` says.
+    #[inline]
+    pub fn keeping(kept: Kept, value: i64) -> Stats {
+        let mut stats = Stats::new(value);
+        stats.detail = Detail::empty(kept);
+        if let Some(d) = &mut stats.detail {
+            d.add(value);
+        }
+        stats
+    }
+
+    /// What the stats keep.
+    pub fn kept(&self) -> Kept {
+        self.detail.as_ref().map_or(Kept::Basic, |d| d.kept())
     }
 
     /// The stats of `count` values adding up to `sum`, from `min` to `max`.
@@ -72,6 +109,7 @@ impl Stats {
             sum,
             count,
             missing: 0,
+            detail: None,
         }
     }
 
@@ -83,6 +121,15 @@ impl Stats {
             sum: 0,
             count: 0,
             missing: 1,
+            detail: None,
+        }
+    }
+
+    /// Stats of one row without a value, keeping what `kept` says.
+    pub fn missing_keeping(kept: Kept) -> Stats {
+        Stats {
+            detail: Detail::empty(kept),
+            ..Stats::missing()
         }
     }
 
@@ -94,6 +141,9 @@ impl Stats {
         self.max = self.max.max(value);
         self.sum += value as i128;
         self.count += 1;
+        if let Some(d) = &mut self.detail {
+            d.add(value);
+        }
     }
 
     /// Folds another accumulator for the same key into this one.
@@ -104,6 +154,10 @@ impl Stats {
         self.sum += other.sum;
         self.count += other.count;
         self.missing += other.missing;
+        match (&mut self.detail, &other.detail) {
+            (Some(a), Some(b)) => a.merge(b),
+            (a, _) => *a = None,
+        }
     }
 
     /// The mean in tenths, rounded as the official reference does.
@@ -144,13 +198,13 @@ impl Stats {
 /// A number of units of 10^-scale, shown as a decimal with `scale` digits
 /// after the point (no point for scale 0); zero is never `-0`.
 #[derive(Clone, Copy, Debug)]
-pub struct Units(pub i64, pub u32);
+pub struct Units(pub i128, pub u32);
 
 impl std::fmt::Display for Units {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Units(v, scale) = *self;
         let sign = if v < 0 { "-" } else { "" };
-        let (a, p) = (v.unsigned_abs(), 10u64.pow(scale));
+        let (a, p) = (v.unsigned_abs(), 10u128.pow(scale));
         match scale {
             0 => write!(f, "{sign}{a}"),
             _ => write!(f, "{sign}{}.{:0w$}", a / p, a % p, w = scale as usize),

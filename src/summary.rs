@@ -6,7 +6,9 @@
 use compact_str::CompactString;
 use smallvec::SmallVec;
 
+use crate::detail::Kept;
 use crate::error::{quoted, ErrorKind, Fault};
+use crate::statistic::{Statistics, StatisticsError};
 use crate::stats::Stats;
 
 /// A name's raw bytes, not yet checked. Names of up to 16 bytes (every
@@ -60,6 +62,13 @@ pub struct Summary {
     /// Bad rows skipped (a delimited file's, when asked), and where the
     /// first few were: the input's index and the line.
     skipped: (u64, Vec<(usize, u64)>),
+    /// What every station keeps: the least any keeps, or what the run
+    /// that made the summary kept (an empty run's too).
+    kept: Kept,
+    /// The statistics the output shows, when asked
+    /// ([`with_statistics`](Summary::with_statistics)); else min, mean
+    /// and max, with the count in CSV and JSON.
+    statistics: Option<Statistics>,
 }
 
 impl Default for Summary {
@@ -112,6 +121,38 @@ impl Summary {
         self
     }
 
+    /// What every station keeps beyond its basic stats, and so which
+    /// statistics the summary can show ([`Statistics::kept`]).
+    pub fn kept(&self) -> Kept {
+        self.kept
+    }
+
+    /// The summary of a run whose keys kept what `kept` says.
+    pub(crate) fn keeping(mut self, kept: Kept) -> Summary {
+        debug_assert!(self.stations.iter().all(|(_, s)| s.kept() >= kept));
+        self.kept = kept;
+        self
+    }
+
+    /// The statistics the output shows, if asked; else min, mean and max.
+    pub fn statistics(&self) -> Option<&Statistics> {
+        self.statistics.as_ref()
+    }
+
+    /// The summary, shown with `statistics`; an error if its stations do
+    /// not keep what one of them needs (a median of a run that kept no
+    /// counts per value).
+    pub fn with_statistics(mut self, statistics: Statistics) -> Result<Summary, StatisticsError> {
+        if let Some(s) = statistics.needing(self.kept) {
+            return Err(StatisticsError::NotKept {
+                statistic: s.to_string(),
+                kept: s.kept(),
+            });
+        }
+        self.statistics = Some(statistics);
+        Ok(self)
+    }
+
     /// The number of decimals values are shown with.
     pub fn decimals(&self) -> u32 {
         self.shown
@@ -126,7 +167,7 @@ impl Summary {
                 if s.count > 0 && crate::stats::rescale(v, self.scale, decimals).is_none() {
                     return Err(DecimalsError {
                         name: name.to_string(),
-                        value: crate::stats::Units(v, self.scale).to_string(),
+                        value: crate::stats::Units(v.into(), self.scale).to_string(),
                         decimals,
                     });
                 }
@@ -164,7 +205,7 @@ impl Summary {
                 };
                 return Err(DecimalsError {
                     name: name.to_string(),
-                    value: crate::stats::Units(value, self.scale).to_string(),
+                    value: crate::stats::Units(value.into(), self.scale).to_string(),
                     decimals: scale,
                 });
             };
@@ -226,12 +267,15 @@ impl Summary {
     /// builds only: checking would cost a pass over millions of names).
     pub(crate) fn from_sorted(stations: Vec<(CompactString, Stats)>) -> Summary {
         debug_assert!(stations.is_sorted_by(|a, b| a.0 < b.0));
+        let kept = stations.iter().map(|(_, s)| s.kept()).min();
         Summary {
             stations,
             scale: 1,
             shown: 1,
             missing: false,
             skipped: (0, Vec::new()),
+            kept: kept.unwrap_or_default(),
+            statistics: None,
         }
     }
 

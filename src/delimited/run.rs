@@ -19,6 +19,7 @@ use std::sync::Mutex;
 use super::scan::{guess_row_start, row_start_after, Masks, Rows};
 use super::table::{feed, Table, SKIPPED_SHOWN};
 use super::{CellError, CellFault, DelimitedError, Dialect, Layout};
+use crate::detail::Kept;
 use crate::driver::{release, Content, Held, RunError};
 use crate::engine::Options;
 use crate::error::Error;
@@ -35,8 +36,9 @@ pub(crate) fn aggregate<'a>(
     dialect: &Dialect,
     options: &Options,
     consumed: &AtomicU64,
+    kept: Kept,
 ) -> Result<Summary, RunError> {
-    aggregate_with(contents, dialect, options, consumed, Masks::best())
+    aggregate_with(contents, dialect, options, consumed, kept, Masks::best())
 }
 
 /// [`aggregate`] with the masks built as `masks` says.
@@ -45,18 +47,20 @@ pub(crate) fn aggregate_with<'a>(
     dialect: &Dialect,
     options: &Options,
     consumed: &AtomicU64,
+    kept: Kept,
     masks: Masks,
 ) -> Result<Summary, RunError> {
     let mut run = Run {
         dialect,
         options,
+        kept,
         consumed,
         masks,
         header: None,
         skipped: 0,
         first_skipped: Vec::new(),
     };
-    let mut total = Table::default();
+    let mut total = Table::keeping(kept);
     for (input, content) in contents {
         let failed = |error: Error| RunError { input, error };
         let table = match content.map_err(|e| failed(e.into()))? {
@@ -80,6 +84,7 @@ pub(crate) fn aggregate_with<'a>(
     Ok(Summary::from_sorted(total.into_sorted())
         .at_scale(scale)
         .counting_missing(true)
+        .keeping(kept)
         .skipping(run.skipped, run.first_skipped))
 }
 
@@ -87,6 +92,8 @@ pub(crate) fn aggregate_with<'a>(
 struct Run<'d> {
     dialect: &'d Dialect,
     options: &'d Options,
+    /// What each key keeps beyond its basic stats.
+    kept: Kept,
     consumed: &'d AtomicU64,
     masks: Masks,
     /// The first input's header, which every other must repeat.
@@ -167,12 +174,12 @@ impl Run<'_> {
             .map_err(located)
             .and_then(|header| {
                 let Some((data, layout)) = header else {
-                    return Ok(Table::default());
+                    return Ok(Table::keeping(self.kept));
                 };
                 let from = b.window.start.max(data);
                 let until = b.window.end.min(bytes.len());
                 if from >= until {
-                    return Ok(Table::default());
+                    return Ok(Table::keeping(self.kept));
                 }
                 let first = row_start_after(bytes, data, from);
                 // A mapped file's pages are let go once read, so the run's
@@ -211,7 +218,7 @@ impl Run<'_> {
     ) -> (Table, Option<CellFault>) {
         if first >= until {
             // No row starts in the range (it lies inside one row).
-            return (Table::default(), None);
+            return (Table::keeping(self.kept), None);
         }
         let size = self.options.chunk_size.max(1);
         let n = (until - first).div_ceil(size);
@@ -228,7 +235,7 @@ impl Run<'_> {
             let workers: Vec<_> = (0..threads)
                 .map(|_| {
                     s.spawn(|| {
-                        let mut table = Table::default();
+                        let mut table = Table::keeping(self.kept);
                         loop {
                             let k = next.fetch_add(1, Ordering::Relaxed);
                             if k >= n || k > failed.load(Ordering::Relaxed) {
@@ -270,11 +277,11 @@ impl Run<'_> {
                 return self.one_thread(bytes, first, until, layout, read);
             }
             if fault.is_some() {
-                return (Table::default(), fault);
+                return (Table::keeping(self.kept), fault);
             }
             ended = end;
         }
-        let mut total = Table::default();
+        let mut total = Table::keeping(self.kept);
         for table in tables {
             if let Err(kind) = total.merge(table) {
                 let fault = CellFault {
@@ -282,7 +289,7 @@ impl Run<'_> {
                     column: None,
                     kind,
                 };
-                return (Table::default(), Some(fault));
+                return (Table::keeping(self.kept), Some(fault));
             }
         }
         (total, None)
@@ -299,7 +306,7 @@ impl Run<'_> {
         read: &(dyn Fn(Range<usize>) + Sync),
     ) -> (Table, Option<CellFault>) {
         let size = self.options.chunk_size.max(1);
-        let mut table = Table::default();
+        let mut table = Table::keeping(self.kept);
         let (mut at, mut fault) = (first, None);
         while at < until && fault.is_none() {
             let next = (at + size).min(until);
@@ -321,7 +328,7 @@ impl Run<'_> {
         let mut buf: Vec<u8> = Vec::with_capacity(size);
         let mut lines = 0u64;
         let mut layout: Option<Layout> = None;
-        let mut table = Table::default();
+        let mut table = Table::keeping(self.kept);
         let mut ended = false;
         while !ended {
             let want = buf.len() + size;

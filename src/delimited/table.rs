@@ -7,6 +7,7 @@ use hashbrown::HashMap;
 use super::decimal::{self, Decimal};
 use super::scan::{unescape, Cell, Masks, Rows, Shape};
 use super::{CellError, CellFault, Layout, Slot, KEY_JOIN};
+use crate::detail::Kept;
 use crate::stats::{Stats, MAX_KEY_LEN, MAX_UNITS};
 
 /// Keys and their stats, every value in units of 10^-`scale`.
@@ -14,6 +15,8 @@ use crate::stats::{Stats, MAX_KEY_LEN, MAX_UNITS};
 pub(crate) struct Table {
     map: HashMap<Box<[u8]>, Stats, foldhash::fast::RandomState>,
     scale: u32,
+    /// What each key keeps beyond its basic stats.
+    kept: Kept,
     /// Rows skipped as bad (`--on-error skip`), and the offsets of the
     /// first [`SKIPPED_SHOWN`] of them.
     pub(crate) skipped: u64,
@@ -24,6 +27,14 @@ pub(crate) struct Table {
 pub(crate) const SKIPPED_SHOWN: usize = 5;
 
 impl Table {
+    /// An empty table whose keys keep what `kept` says.
+    pub(crate) fn keeping(kept: Kept) -> Table {
+        Table {
+            kept,
+            ..Table::default()
+        }
+    }
+
     /// The scale of the table's values.
     pub(crate) fn scale(&self) -> u32 {
         self.scale
@@ -47,6 +58,9 @@ impl Table {
         for s in self.map.values_mut().filter(|s| s.count > 0) {
             (s.min, s.max) = (s.min * factor, s.max * factor);
             s.sum *= i128::from(factor);
+            if let Some(d) = &mut s.detail {
+                d.rescale(scale - self.scale);
+            }
         }
         self.scale = scale;
         Ok(())
@@ -63,8 +77,8 @@ impl Table {
     /// Adds a row of `key`: its value, or `None` for a missing one.
     #[inline]
     fn add(&mut self, key: &[u8], value: Option<Decimal>) -> Result<(), Refused> {
-        let stats = match value {
-            None => Stats::missing(),
+        let units = match value {
+            None => None,
             Some(d) => {
                 if d.scale > self.scale {
                     self.rescale(d.scale).map_err(|_| Refused::Range(d.scale))?;
@@ -72,17 +86,22 @@ impl Table {
                 let units = (d.units.checked_mul(10i64.pow(self.scale - d.scale)))
                     .filter(|v| v.abs() <= MAX_UNITS)
                     .ok_or(Refused::Range(self.scale))?;
-                Stats::new(units)
+                Some(units)
             }
         };
         match self.map.get_mut(key) {
-            Some(s) => {
-                s.sum = s.sum.checked_add(stats.sum).ok_or(Refused::Sum)?;
-                s.min = s.min.min(stats.min);
-                s.max = s.max.max(stats.max);
-                s.count += stats.count;
-                s.missing += stats.missing;
-            }
+            Some(s) => match units {
+                Some(v) => {
+                    s.sum = s.sum.checked_add(v.into()).ok_or(Refused::Sum)?;
+                    s.min = s.min.min(v);
+                    s.max = s.max.max(v);
+                    s.count += 1;
+                    if let Some(d) = &mut s.detail {
+                        d.add(v);
+                    }
+                }
+                None => s.missing += 1,
+            },
             None => {
                 if key.is_empty() || key.len() > MAX_KEY_LEN {
                     return Err(Refused::Key);
@@ -91,6 +110,10 @@ impl Table {
                 {
                     return Err(Refused::Key);
                 }
+                let stats = match units {
+                    Some(v) => Stats::keeping(self.kept, v),
+                    None => Stats::missing_keeping(self.kept),
+                };
                 self.map.insert(key.into(), stats);
             }
         }
@@ -114,11 +137,8 @@ impl Table {
             match self.map.get_mut(&key) {
                 Some(s) => {
                     let sum = s.sum.checked_add(stats.sum);
-                    s.sum = sum.ok_or_else(|| CellError::Sum { key: key.to_vec() })?;
-                    s.min = s.min.min(stats.min);
-                    s.max = s.max.max(stats.max);
-                    s.count += stats.count;
-                    s.missing += stats.missing;
+                    sum.ok_or_else(|| CellError::Sum { key: key.to_vec() })?;
+                    s.merge(&stats);
                 }
                 None => {
                     self.map.insert(key, stats);

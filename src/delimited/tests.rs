@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicU64;
 use super::run::aggregate_with;
 use super::scan::Masks;
 use super::{CellError, Column, DelimitedError, Dialect};
+use crate::detail::Kept;
 use crate::driver::{Bytes, Content, Held, RunError};
 use crate::engine::Options;
 use crate::error::Error;
@@ -123,7 +124,14 @@ fn read(bytes: &[u8], stream: bool, options: &Options, masks: Masks) -> Result<S
         }),
     };
     let contents = std::iter::once((0, Ok(content)));
-    aggregate_with(contents, &dialect(), options, &AtomicU64::new(0), masks)
+    aggregate_with(
+        contents,
+        &dialect(),
+        options,
+        &AtomicU64::new(0),
+        Kept::Basic,
+        masks,
+    )
 }
 
 #[test]
@@ -258,6 +266,7 @@ fn headers_must_name_the_columns_and_agree_across_files() {
         &named,
         &options,
         &AtomicU64::new(0),
+        Kept::Basic,
         Masks::best(),
     );
     let failed = failed.unwrap_err();
@@ -290,6 +299,7 @@ fn headers_must_name_the_columns_and_agree_across_files() {
         &dialect(),
         &options,
         &AtomicU64::new(0),
+        Kept::Basic,
         Masks::best(),
     );
     let failed = failed.unwrap_err();
@@ -329,6 +339,7 @@ fn windows_read_each_row_once_between_them() {
                 &dialect(),
                 &options,
                 &AtomicU64::new(0),
+                Kept::Basic,
                 Masks::best(),
             );
             let got = got.unwrap().rescaled(want.scale()).unwrap();
@@ -337,7 +348,7 @@ fn windows_read_each_row_once_between_them() {
                 merged
                     .entry(name.into())
                     .and_modify(|m| m.merge(s))
-                    .or_insert(*s);
+                    .or_insert(s.clone());
             }
         }
         let merged: Summary = merged.into_iter().collect();
@@ -388,7 +399,14 @@ fn bad_rows_skipped_are_counted_and_named_however_the_file_is_cut() {
                     }),
                 };
                 let contents = std::iter::once((0, Ok(content)));
-                let got = aggregate_with(contents, &skipping, &options, &AtomicU64::new(0), masks);
+                let got = aggregate_with(
+                    contents,
+                    &skipping,
+                    &options,
+                    &AtomicU64::new(0),
+                    Kept::Basic,
+                    masks,
+                );
                 let got = got.unwrap();
                 let (count, first) = got.skipped();
                 assert_eq!(count, 6, "{options:?} {stream}");

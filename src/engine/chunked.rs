@@ -9,6 +9,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
+use crate::detail::Kept;
 use crate::engine::Accumulator;
 use crate::error::Fault;
 use crate::parse;
@@ -24,14 +25,27 @@ struct Bucket {
     first: usize,
 }
 
-/// One thread's stations, in a foldhash-keyed `HashTable`.
+/// `Chunked`'s parameter when its keys keep their sums of squares.
+pub(crate) const SQUARES: u8 = 1;
+/// `Chunked`'s parameter when its keys keep their counts per value too.
+pub(crate) const COUNTS: u8 = 2;
+
+/// One thread's stations, in a foldhash-keyed `HashTable`, each keeping
+/// what `KEPT` says: 0 the basic stats, or [`SQUARES`] or [`COUNTS`]
+/// (a constant, so that the basic engine's loop holds no test of it).
 #[derive(Default)]
-pub struct Chunked {
+pub struct Chunked<const KEPT: u8 = 0> {
     table: HashTable<Bucket>,
     hasher: foldhash::fast::FixedState,
 }
 
-impl Chunked {
+impl<const KEPT: u8> Chunked<KEPT> {
+    const KEPT: Kept = match KEPT {
+        0 => Kept::Basic,
+        SQUARES => Kept::Squares,
+        _ => Kept::Counts,
+    };
+
     fn add(&mut self, hash: u64, name: &[u8], stats: Stats, first: usize) {
         let found = self
             .table
@@ -54,7 +68,7 @@ impl Chunked {
     }
 }
 
-impl Accumulator for Chunked {
+impl<const KEPT: u8> Accumulator for Chunked<KEPT> {
     type Shared = ();
 
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault> {
@@ -69,7 +83,10 @@ impl Accumulator for Chunked {
                 .find_mut(hash, |e| e.hash == hash && &*e.name == name)
             {
                 Some(e) => e.stats.add(value),
-                None => self.add(hash, name, Stats::new(value), offset + start),
+                None => {
+                    let stats = Stats::keeping(Self::KEPT, value.into());
+                    self.add(hash, name, stats, offset + start)
+                }
             }
         }
         Ok(())

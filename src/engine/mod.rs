@@ -25,6 +25,7 @@ pub(crate) mod naive;
 use std::sync::Arc;
 
 pub use self::config::{Engine, Options, MAX_THREADS};
+use crate::detail::Kept;
 use crate::error::Fault;
 use crate::summary::Entry;
 
@@ -98,16 +99,27 @@ pub trait Job {
     fn naive(self) -> Self::Output;
     /// Does the work with the parallel engine whose per-thread state is `A`.
     fn parallel<A: Accumulator>(self) -> Self::Output;
+    /// What each key must keep ([`Kept`]): beyond the basic stats, the
+    /// work is done by `naive` or by `chunked` keeping them.
+    fn kept(&self) -> Kept {
+        Kept::Basic
+    }
 }
 
 impl Engine {
     /// Does `job` with this engine.
+    ///
+    /// A job whose keys keep more than the basic stats runs on `naive`,
+    /// or else on `chunked` keeping them: the fast engines' tables hold
+    /// a key's basic stats in their slots and nothing more.
     pub fn run<J: Job>(self, job: J) -> J::Output {
-        match self {
-            Engine::Naive => job.naive(),
-            Engine::Chunked => job.parallel::<chunked::Chunked>(),
-            Engine::Swar => job.parallel::<fast::SwarEngine>(),
-            Engine::Fast => job.parallel::<fast::Fast>(),
+        match (self, job.kept()) {
+            (Engine::Naive, _) => job.naive(),
+            (_, Kept::Squares) => job.parallel::<chunked::Chunked<{ chunked::SQUARES }>>(),
+            (_, Kept::Counts) => job.parallel::<chunked::Chunked<{ chunked::COUNTS }>>(),
+            (Engine::Chunked, Kept::Basic) => job.parallel::<chunked::Chunked>(),
+            (Engine::Swar, Kept::Basic) => job.parallel::<fast::SwarEngine>(),
+            (Engine::Fast, Kept::Basic) => job.parallel::<fast::Fast>(),
         }
     }
 }

@@ -11,13 +11,14 @@
 use std::collections::HashMap;
 use std::io::{self, BufRead};
 
+use crate::detail::Kept;
 use crate::error::{DataError, Error};
 use crate::parse::{self, LineHead};
 use crate::stats::Stats;
 use crate::summary::Summary;
 
-/// Aggregates `input` line by line.
-pub(crate) fn aggregate(mut input: impl BufRead) -> Result<Summary, Error> {
+/// Aggregates `input` line by line, each key keeping what `kept` says.
+pub(crate) fn aggregate(mut input: impl BufRead, kept: Kept) -> Result<Summary, Error> {
     let mut map: HashMap<String, Stats> = HashMap::new();
     let mut line = LineHead::default();
     let (mut number, mut offset) = (0, 0);
@@ -37,12 +38,13 @@ pub(crate) fn aggregate(mut input: impl BufRead) -> Result<Summary, Error> {
         match map.get_mut(name) {
             Some(stats) => stats.add(value),
             None => {
-                map.insert(name.to_string(), Stats::new(value));
+                map.insert(name.to_string(), Stats::keeping(kept, value.into()));
             }
         }
         offset += len as u64;
     }
-    Ok(map.into_iter().collect())
+    let summary: Summary = map.into_iter().collect();
+    Ok(summary.keeping(kept))
 }
 
 /// Reads the next line into `line` and returns the bytes it took, `\n`
@@ -100,7 +102,7 @@ mod tests {
             (b';', b"\n", ErrorKind::EmptyName),
         ];
         for (byte, tail, kind) in cases {
-            match aggregate(long_line(byte, len, tail)) {
+            match aggregate(long_line(byte, len, tail), Kept::Basic) {
                 Err(Error::Data(e)) => assert_eq!((e.line, e.kind), (1, kind)),
                 other => panic!("expected {kind:?}, got {other:?}"),
             }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use super::list::{InputError, Inputs, Source};
 use super::{window, Input, Opened, Part, NAIVE_BUFFER};
+use crate::detail::Kept;
 use crate::driver::{self, RunError};
 use crate::engine::{naive, Accumulator, Engine, Job, Options};
 use crate::error::Error;
@@ -33,6 +34,7 @@ impl Input {
             parts,
             options,
             consumed,
+            kept: Kept::Basic,
         });
         run.map_err(|failed| failed.error)
     }
@@ -53,16 +55,18 @@ impl Inputs {
         let parquet = self.parquet();
         let columns = self.columns.clone();
         let dialect = self.dialect.clone();
+        let kept = self.kept;
         let (parts, located) = self.parts();
         let text = match dialect {
             Some(dialect) => {
                 let contents = parts.map(|(i, part)| (i, part.map(Part::into_content)));
-                crate::delimited::run::aggregate(contents, &dialect, options, &consumed)
+                crate::delimited::run::aggregate(contents, &dialect, options, &consumed, kept)
             }
             None => engine.run(PartsJob {
                 parts,
                 options,
                 consumed: &consumed,
+                kept,
             }),
         };
         let text = text.map_err(|failed| located.locate(failed));
@@ -75,13 +79,13 @@ impl Inputs {
         let parquet: Vec<_> = (parquet.into_iter())
             .filter(|p| p.input < text_failed)
             .collect();
-        let read = parquet::run::aggregate(&parquet, &columns, options.threads, &consumed);
+        let read = parquet::run::aggregate(&parquet, &columns, options.threads, kept, &consumed);
         let entries = match (text, read) {
             (Err(t), Err(p)) if p.input < t.input => return Err(failed(p.input, p.error)),
             (Err(t), _) => return Err(failed(t.input, t.error)),
             (Ok(_), Err(p)) => return Err(failed(p.input, p.error)),
             (Ok(text), Ok(entries)) if !entries.is_empty() => (text, entries),
-            (Ok(text), Ok(_)) => return Ok(text),
+            (Ok(text), Ok(_)) => return Ok(text.keeping(kept)),
         };
         let (text, parquet) = entries;
         let summary = Summary::from_entries(parquet, None);
@@ -100,7 +104,10 @@ impl Inputs {
         let merged = merge_runs(vec![self::entries(text), self::entries(parquet)]);
         let summary = Summary::from_entries(merged, None);
         let summary = summary.unwrap_or_else(|f| unreachable!("a checked name is bad: {f:?}"));
-        Ok(summary.at_scale(scale).counting_missing(missing))
+        Ok(summary
+            .at_scale(scale)
+            .counting_missing(missing)
+            .keeping(kept))
     }
 }
 
@@ -127,7 +134,7 @@ impl Part {
     /// Aggregates the part with the naive engine: line by line from the
     /// file (not the map: the oracle stays plain, and the file's pages never
     /// enter this process) or the stream.
-    fn naive(self, consumed: &Arc<AtomicU64>) -> Result<Summary, Error> {
+    fn naive(self, consumed: &Arc<AtomicU64>, kept: Kept) -> Result<Summary, Error> {
         let Opened::Mapped {
             file,
             map,
@@ -138,12 +145,12 @@ impl Part {
             let Opened::Stream(reader) = self.opened else {
                 unreachable!("matched above")
             };
-            return naive::aggregate(BufReader::with_capacity(NAIVE_BUFFER, reader));
+            return naive::aggregate(BufReader::with_capacity(NAIVE_BUFFER, reader), kept);
         };
         let len = map.len() as u64;
         let at = |n: u64| (origin as u64).saturating_add(n).min(len);
         let window = at(self.window.start)..at(self.window.end);
-        let result = window::naive(&file, start as u64, window, len, consumed);
+        let result = window::naive(&file, start as u64, window, len, consumed, kept);
         // Read through the file, a cut shows as a short last line or none.
         if file.metadata()?.len() < len {
             return Err(shrink::shrank().into());
@@ -158,6 +165,7 @@ struct PartsJob<'o, I> {
     parts: I,
     options: &'o Options,
     consumed: &'o Arc<AtomicU64>,
+    kept: Kept,
 }
 
 impl<I: Iterator<Item = (usize, io::Result<Part>)>> Job for PartsJob<'_, I> {
@@ -170,12 +178,13 @@ impl<I: Iterator<Item = (usize, io::Result<Part>)>> Job for PartsJob<'_, I> {
         for (input, part) in self.parts {
             let summary = part
                 .map_err(Error::from)
-                .and_then(|p| p.naive(self.consumed));
+                .and_then(|p| p.naive(self.consumed, self.kept));
             let summary = summary.map_err(|error| RunError { input, error })?;
             merged = merge_runs(vec![merged, entries(summary)]);
         }
         let summary = Summary::from_entries(merged, None);
-        Ok(summary.unwrap_or_else(|f| unreachable!("a summary's name is bad: {f:?}")))
+        let summary = summary.unwrap_or_else(|f| unreachable!("a summary's name is bad: {f:?}"));
+        Ok(summary.keeping(self.kept))
     }
 
     fn parallel<A: Accumulator>(self) -> Self::Output {
@@ -183,6 +192,10 @@ impl<I: Iterator<Item = (usize, io::Result<Part>)>> Job for PartsJob<'_, I> {
             .parts
             .map(|(i, part)| (i, part.map(Part::into_content)));
         driver::run::<A>(contents, self.options, self.consumed)
+    }
+
+    fn kept(&self) -> Kept {
+        self.kept
     }
 }
 

@@ -112,6 +112,8 @@ pub struct Inputs {
     pub(super) columns: Columns,
     /// How text inputs are read when they are delimited files.
     pub(super) dialect: Option<crate::delimited::Dialect>,
+    /// What each key keeps beyond its basic stats.
+    pub(super) kept: crate::detail::Kept,
 }
 
 /// An input as listed: its size as stored when listed, or why it could not
@@ -214,6 +216,7 @@ impl Inputs {
             consumed: Arc::default(),
             columns: Columns::default(),
             dialect: None,
+            kept: crate::detail::Kept::Basic,
         }
     }
 
@@ -221,6 +224,13 @@ impl Inputs {
     /// says, instead of the challenge's `name;value` lines.
     pub fn delimited(mut self, dialect: crate::delimited::Dialect) -> Inputs {
         self.dialect = Some(dialect);
+        self
+    }
+
+    /// Keeps, for each key, what `kept` says beyond its basic stats: what
+    /// the statistics to show need ([`Statistics::kept`](crate::Statistics::kept)).
+    pub fn keeping(mut self, kept: crate::detail::Kept) -> Inputs {
+        self.kept = kept;
         self
     }
 

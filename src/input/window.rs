@@ -28,6 +28,7 @@ pub(super) fn naive(
     window: Range<u64>,
     len: u64,
     consumed: &Arc<AtomicU64>,
+    kept: crate::detail::Kept,
 ) -> Result<Summary, Error> {
     let end = window.end.min(len);
     let from = match window.start <= lo {
@@ -61,7 +62,7 @@ pub(super) fn naive(
         tail: None,
         done: false,
     };
-    match naive::aggregate(lines) {
+    match naive::aggregate(lines, kept) {
         Err(Error::Data(e)) if first > lo => Err(DataError {
             line: e.line + count_newlines(file, lo..first)?,
             offset: e.offset + (first - lo),

@@ -33,6 +33,7 @@ use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use parquet::file::properties::{ReaderProperties, ReaderPropertiesPtr};
 use parquet::file::serialized_reader::SerializedRowGroupReader;
 
+use crate::detail::Kept;
 use crate::error::Error;
 pub use crate::error::{ParquetError, RowError};
 #[cfg(feature = "remote")]
@@ -125,31 +126,45 @@ fn valid_name(name: &[u8]) -> bool {
 }
 
 /// A worker's stations: each name and its stats, from every row group it
-/// aggregated.
+/// aggregated, each keeping what `kept` says.
 #[derive(Default)]
 pub(crate) struct Stations {
     map: HashMap<Box<[u8]>, Stats, foldhash::fast::RandomState>,
+    kept: Kept,
 }
 
 impl Stations {
+    /// No stations yet, each to keep what `kept` says.
+    pub(crate) fn keeping(kept: Kept) -> Stations {
+        Stations {
+            kept,
+            ..Stations::default()
+        }
+    }
+
     /// Folds `stats` into `name`'s.
     fn add(&mut self, name: &[u8], stats: Stats) -> Result<(), ParquetError> {
         match self.map.get_mut(name) {
             Some(s) => {
-                // Tenths sum to 64 bits, as partials of them (`v1`) hold.
-                s.sum = s
-                    .sum
-                    .checked_add(stats.sum)
-                    .filter(|sum| i64::try_from(*sum).is_ok())
-                    .ok_or_else(|| ParquetError::Overflow {
-                        station: String::from_utf8_lossy(name).into_owned(),
-                    })?;
-                s.count += stats.count;
-                s.min = s.min.min(stats.min);
-                s.max = s.max.max(stats.max);
+                within_64_bits(s, stats.sum, name)?;
+                s.merge(&stats);
             }
             None => {
                 self.map.insert(name.into(), stats);
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a row of `name` holding `t` tenths.
+    fn add_value(&mut self, name: &[u8], t: i64) -> Result<(), ParquetError> {
+        match self.map.get_mut(name) {
+            Some(s) => {
+                within_64_bits(s, t.into(), name)?;
+                s.add(t);
+            }
+            None => {
+                self.map.insert(name.into(), Stats::keeping(self.kept, t));
             }
         }
         Ok(())
@@ -163,6 +178,17 @@ impl Stations {
     /// Every station, in no order.
     pub(crate) fn into_iter(self) -> impl Iterator<Item = (Box<[u8]>, Stats)> {
         self.map.into_iter()
+    }
+}
+
+/// `Ok` if `sum` added to `s`'s sum fits 64 bits, as tenths of a partial
+/// (`v1`) must.
+fn within_64_bits(s: &Stats, sum: i128, name: &[u8]) -> Result<(), ParquetError> {
+    match s.sum.checked_add(sum).map(i64::try_from) {
+        Some(Ok(_)) => Ok(()),
+        _ => Err(ParquetError::Overflow {
+            station: String::from_utf8_lossy(name).into_owned(),
+        }),
     }
 }
 
@@ -366,9 +392,12 @@ impl File {
             row,
             kind,
         };
-        let rows = dictionary::aggregate(&group, self, into)
-            .transpose()
-            .unwrap_or_else(|| plain::aggregate(&group, self, into));
+        // Dictionary indices give each station's basic stats only.
+        let by_index = match into.kept {
+            Kept::Basic => dictionary::aggregate(&group, self, into).transpose(),
+            _ => None,
+        };
+        let rows = by_index.unwrap_or_else(|| plain::aggregate(&group, self, into));
         rows.map_err(|e| match e {
             Refused::Row { row, kind } => at(row, kind),
             Refused::File(e) => e,

@@ -8,7 +8,6 @@ use parquet::file::reader::RowGroupReader;
 
 use super::value::{Kind, Raw};
 use super::{valid_name, File, ParquetError, Refused, RowError, Stations};
-use crate::stats::Stats;
 
 /// Rows read at a time from each column.
 const BATCH: usize = 4096;
@@ -86,7 +85,7 @@ pub(super) fn aggregate(
                     name: crate::error::quoted(n),
                 }));
             }
-            into.add(n, Stats::new(t))?;
+            into.add_value(n, t)?;
         }
         row += rows as u64;
     }

@@ -19,6 +19,7 @@ use memmap2::Mmap;
 #[cfg(feature = "remote")]
 use super::Object;
 use super::{Columns, File, Stations};
+use crate::detail::Kept;
 use crate::driver::RunError;
 use crate::error::Error;
 use crate::shrink;
@@ -68,6 +69,8 @@ struct Shared<'a> {
     /// flattened: no task at or after it is started.
     bound: AtomicUsize,
     failed: Mutex<Option<((usize, usize), RunError)>>,
+    /// What each station keeps beyond its basic stats.
+    kept: Kept,
     consumed: &'a AtomicU64,
 }
 
@@ -80,6 +83,7 @@ pub(crate) fn aggregate(
     files: &[Queued],
     columns: &Columns,
     threads: usize,
+    kept: Kept,
     consumed: &AtomicU64,
 ) -> Result<Vec<Entry>, RunError> {
     if files.is_empty() {
@@ -91,6 +95,7 @@ pub(crate) fn aggregate(
         next: Mutex::new((0, None)),
         bound: AtomicUsize::new(usize::MAX),
         failed: Mutex::new(None),
+        kept,
         consumed,
     };
     let runs: Vec<Vec<Entry>> = std::thread::scope(|s| {
@@ -111,7 +116,7 @@ pub(crate) fn aggregate(
 /// A worker: takes row groups until none is left, then hands over its
 /// stations sorted.
 fn work(shared: &Shared) -> Vec<Entry> {
-    let mut stations = Stations::default();
+    let mut stations = Stations::keeping(shared.kept);
     while let Some((open, position)) = take(shared) {
         let task = (open.at, position);
         if flat(task) >= shared.bound.load(Ordering::Acquire) {

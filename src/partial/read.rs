@@ -818,7 +818,7 @@ mod tests {
             ("b", s(7, 7, 7, 1)),
             ("c", s(-10, 0, -10, 2)),
         ];
-        let stations: Vec<_> = both.iter().map(|(n, s)| (n, *s)).collect();
+        let stations: Vec<_> = both.iter().map(|(n, s)| (n, s.clone())).collect();
         assert_eq!(stations, expected);
         // An empty partial between them, and an error in the third.
         let empty = partial("");

@@ -5,6 +5,7 @@
 use compact_str::CompactString;
 
 use super::OverflowError;
+use crate::detail::Detail;
 use crate::stats::{Stats, MAX_UNITS};
 use crate::summary::Summary;
 
@@ -12,7 +13,7 @@ use crate::summary::Summary;
 /// partials a machine can read overflows them (each adds at most 2^64 to
 /// the count and 2^63 to the sum): whether the final totals fit in 64 bits
 /// is checked once, so it does not depend on the merge order.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct Total {
     pub(super) min: i64,
     pub(super) max: i64,
@@ -22,6 +23,8 @@ pub(super) struct Total {
     pub(super) over: bool,
     pub(super) count: u128,
     pub(super) missing: u128,
+    /// The sum of squares and counts per value, when kept.
+    pub(super) detail: Option<Box<Detail>>,
 }
 
 impl Total {
@@ -35,18 +38,25 @@ impl Total {
         self.over |= other.over;
         self.count += other.count;
         self.missing += other.missing;
+        match (&mut self.detail, &other.detail) {
+            (Some(a), Some(b)) => a.merge(b),
+            (a, _) => *a = None,
+        }
     }
 
-    /// The total as [`Stats`], if it fits them.
-    pub(super) fn narrow(&self) -> Option<Stats> {
-        let count = u64::try_from(self.count).ok()?;
-        let missing = u64::try_from(self.missing).ok()?;
-        if self.over {
-            return None;
-        }
+    /// The total as [`Stats`], if it fits them; else the total as it is.
+    pub(super) fn narrow(self) -> Result<Stats, Total> {
+        let (Ok(count), Ok(missing), false) = (
+            u64::try_from(self.count),
+            u64::try_from(self.missing),
+            self.over,
+        ) else {
+            return Err(self);
+        };
         let mut stats = Stats::of(self.min, self.max, self.sum, count);
         stats.missing = missing;
-        Some(stats)
+        stats.detail = self.detail;
+        Ok(stats)
     }
 }
 
@@ -59,6 +69,7 @@ impl From<Stats> for Total {
             over: false,
             count: u128::from(s.count),
             missing: u128::from(s.missing),
+            detail: s.detail,
         }
     }
 }
@@ -71,6 +82,9 @@ pub(super) fn finer(mut stats: Stats, factor: i64) -> Option<Stats> {
         stats.min = up(stats.min)?;
         stats.max = up(stats.max)?;
         stats.sum = stats.sum.checked_mul(factor.into())?;
+    }
+    if let Some(d) = &mut stats.detail {
+        d.rescale(factor.ilog10());
     }
     Some(stats)
 }
@@ -121,13 +135,16 @@ impl Run {
                 let scaled = finer(Stats::of(total.min, total.max, 0, 1), factor);
                 let scaled = scaled.ok_or_else(|| refused(name))?;
                 (total.min, total.max) = (scaled.min, scaled.max);
+                if let Some(d) = &mut total.detail {
+                    d.rescale(factor.ilog10());
+                }
                 match total.sum.checked_mul(factor.into()) {
                     Some(sum) => total.sum = sum,
                     None => total.over = true,
                 }
                 continue;
             }
-            *stats = finer(*stats, factor).ok_or_else(|| refused(name))?;
+            *stats = finer(std::mem::take(stats), factor).ok_or_else(|| refused(name))?;
         }
         self.kind.0 = scale;
         Ok(self)
@@ -180,9 +197,9 @@ impl RunBuilder {
     }
 
     pub(super) fn keep(&mut self, name: CompactString, total: Total) {
-        let stats = total.narrow().unwrap_or_else(|| {
-            self.run.wide.push((self.run.stations.len(), total));
+        let stats = total.narrow().unwrap_or_else(|total| {
             let (min, max) = (total.min, total.max);
+            self.run.wide.push((self.run.stations.len(), total));
             Stats::of(min, max, 0, 0)
         });
         self.run.stations.push((name, stats));

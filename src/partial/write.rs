@@ -6,6 +6,7 @@
 
 use std::io::Write;
 
+use crate::detail::Kept;
 use crate::stats::Stats;
 use crate::summary::Summary;
 
@@ -34,7 +35,8 @@ pub(crate) fn is_v2(scale: u32, missing: bool) -> bool {
 
 /// Writes a partial's first line, for `stations` stations, and its CSV
 /// header.
-pub(crate) fn head(out: &mut Vec<u8>, scale: u32, missing: bool, stations: usize) {
+pub(crate) fn head(out: &mut Vec<u8>, scale: u32, missing: bool, kept: Kept, stations: usize) {
+    let _ = kept;
     let _ = match is_v2(scale, missing) {
         false => writeln!(out, "{FORMAT} {VERSION} stations={stations}\n{COLUMNS}"),
         true => writeln!(
@@ -45,7 +47,15 @@ pub(crate) fn head(out: &mut Vec<u8>, scale: u32, missing: bool, stations: usize
 }
 
 /// Writes the row of the station `name`.
-pub(crate) fn row(out: &mut Vec<u8>, name: &str, stats: &Stats, scale: u32, missing: bool) {
+pub(crate) fn row(
+    out: &mut Vec<u8>,
+    name: &str,
+    stats: &Stats,
+    scale: u32,
+    missing: bool,
+    kept: Kept,
+) {
+    let _ = kept;
     csv_field(out, name);
     let Stats {
         min,
@@ -53,6 +63,7 @@ pub(crate) fn row(out: &mut Vec<u8>, name: &str, stats: &Stats, scale: u32, miss
         sum,
         count,
         missing: lacking,
+        ..
     } = stats;
     let _ = match (is_v2(scale, missing), count) {
         (false, _) => writeln!(out, ",{count},{sum},{min},{max}"),
@@ -78,9 +89,9 @@ pub(crate) fn csv_field(out: &mut Vec<u8>, s: &str) {
 pub(super) fn render(summary: &Summary) -> Vec<u8> {
     let mut out = Vec::with_capacity(64 + summary.len() * 32);
     let (scale, missing) = (summary.scale(), summary.counts_missing());
-    head(&mut out, scale, missing, summary.len());
+    head(&mut out, scale, missing, summary.kept(), summary.len());
     for (name, stats) in summary.iter() {
-        row(&mut out, name, stats, scale, missing);
+        row(&mut out, name, stats, scale, missing, summary.kept());
     }
     out
 }

@@ -571,7 +571,7 @@ mod tests {
                     -(1 << 40) - k as i128 * round as i128,
                     (1 << 33) + k as u64,
                 );
-                staging.push(name, stats);
+                staging.push(name, stats.clone());
                 (want.entry(name.clone()))
                     .and_modify(|s| s.merge(&stats))
                     .or_insert(stats);

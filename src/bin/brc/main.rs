@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use brc::output::Format;
-use brc::{timings, Column, Columns, Dialect, Engine, Inputs, Options, Shard, Source, Summary};
+use brc::{
+    timings, Column, Columns, Dialect, Engine, Inputs, Options, Shard, Source, Statistics, Summary,
+};
 use clap::builder::PossibleValue;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
@@ -82,6 +84,23 @@ cannot be cut: each is read whole by the shard holding its first byte. Line
 numbers still count from the file's start. One job as 4 processes, merged (see `brc merge --help`):
   for k in 1 2 3 4; do brc --shard $k/4 --format partial big.txt > p$k & done; wait
   brc merge p1 p2 p3 p4   # the same bytes as `brc big.txt`
+
+Statistics: `--stats LIST` shows, per key and in the order given, any of
+count, sum, min, max, mean, stddev (sample, n-1), stddev_pop (n), median
+and pN for N in (0, 100) with up to 6 decimals (p1, p90, p99.9); the
+default is min,mean,max. All are exact: sums and counts as integers, the
+mean as above, the standard deviations from the integer sums of values
+and squares, rounded half up (never through a float); median and pN are
+discrete quantiles (SQL's PERCENTILE_DISC, DuckDB's quantile_disc): the
+smallest value with at least N% of the values at or below it, a value that
+occurs (median = p50, the lower middle of an even count). Quantiles keep a
+count per distinct value and key (memory grows with those, never with the
+rows); every stat beyond count, sum, min, max and mean runs the `chunked`
+engine's loop. A stat a key lacks (no values; one value for stddev) is
+`-` (official, lines), an empty cell (csv) or null (json). Partials
+(`--format partial`) carry what the stats need, so merges give them too:
+  brc --stats min,median,p99,max measurements.txt
+  brc --stats count,mean,stddev --format csv --csv --key site --value t r.csv
 
 Exit status:
   0  success (also when stdout is a closed pipe)
@@ -159,6 +178,12 @@ struct Cli {
     /// Decimals printed [default: as many as the most precise value has].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=brc::MAX_SCALE as i64), help_heading = "Delimited files")]
     decimals: Option<u32>,
+
+    /// Statistics shown per key, in order: count, sum, min, max, mean,
+    /// stddev, stddev_pop, median, pN (e.g. p99.9) [default:
+    /// min,mean,max; see below].
+    #[arg(long, value_name = "LIST", value_parser = parse_statistics)]
+    stats: Option<Statistics>,
 
     /// Read only part K of N of the input (1 <= K <= N; see below).
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
@@ -319,6 +344,10 @@ fn parse_columns(s: &str) -> Result<Columns, String> {
 }
 
 /// Parses `--shard K/N`.
+pub(crate) fn parse_statistics(s: &str) -> Result<Statistics, String> {
+    Statistics::parse(s).map_err(|e| e.to_string())
+}
+
 fn parse_shard(s: &str) -> Result<Shard, String> {
     s.parse().map_err(|e: brc::input::ShardError| e.to_string())
 }
@@ -358,6 +387,10 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             false => Inputs::new(cli.files.iter().map(Source::from_arg)),
         };
         let inputs = inputs.columns(cli.columns.clone());
+        let inputs = match &cli.stats {
+            Some(stats) => inputs.keeping(stats.kept()),
+            None => inputs,
+        };
         let inputs = match cli.dialect() {
             Some(dialect) => inputs.delimited(dialect),
             None => inputs,
@@ -385,6 +418,10 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     drop(bar);
     let summary = match cli.decimals {
         Some(n) => summary.with_decimals(n)?,
+        None => summary,
+    };
+    let summary = match &cli.stats {
+        Some(stats) => summary.with_statistics(stats.clone())?,
         None => summary,
     };
     let (skipped, first) = summary.skipped();

@@ -5,7 +5,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use brc::partial::Merger;
-use brc::Options;
+use brc::{Options, Statistics};
 
 use crate::FormatArg;
 
@@ -42,6 +42,11 @@ pub struct Args {
     #[arg(short = 'f', long, value_name = "FORMAT", default_value = "official")]
     format: FormatArg,
 
+    /// Statistics shown per key, as `brc --stats` (the partials must carry
+    /// what they need: made with such `--stats`) [default: min,mean,max].
+    #[arg(long, value_name = "LIST", value_parser = crate::parse_statistics)]
+    stats: Option<Statistics>,
+
     /// Threads printing an output of 65,536 stations or more [default: all
     /// available cores].
     #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=brc::MAX_THREADS as i64))]
@@ -72,6 +77,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         anyhow::Error::new(e).context(name)
     })?;
     let summary = merger.finish()?.finish();
+    let summary = match &args.stats {
+        Some(stats) => summary.with_statistics(stats.clone())?,
+        None => summary,
+    };
     let threads = args
         .threads
         .map_or_else(|| Options::default().threads, |t| t as usize);
