@@ -179,6 +179,19 @@ impl Squares {
         (num_bigint::BigUint::from(self.hi) << 128u32) + self.lo
     }
 
+    /// The sum `big` is, if it fits 192 bits.
+    pub fn from_big(big: &num_bigint::BigUint) -> Option<Squares> {
+        if big.bits() > 192 {
+            return None;
+        }
+        let digits = big.to_u64_digits();
+        let digit = |i: usize| digits.get(i).copied().unwrap_or(0);
+        Some(Squares {
+            lo: u128::from(digit(0)) | u128::from(digit(1)) << 64,
+            hi: digit(2),
+        })
+    }
+
     /// The sum, if it fits 128 bits.
     pub fn to_u128(self) -> Option<u128> {
         (self.hi == 0).then_some(self.lo)

@@ -32,7 +32,7 @@ use std::io::{self, Read, Write};
 
 use compact_str::CompactString;
 
-use self::run::{finer, Run, RunBuilder, Total};
+use self::run::{finer, Kind, Run, RunBuilder, Total};
 use crate::error::Shown;
 use crate::stats::Stats;
 use crate::summary::Summary;
@@ -100,24 +100,25 @@ impl Partial {
         merger.finish()
     }
 
-    /// The partial in the `brc-partial` format (`v1` for tenths, else `v2`).
+    /// The partial in the `brc-partial` format (`v3` when its stations keep
+    /// more than the basic stats, else `v1` for tenths and `v2` for others).
     pub fn to_bytes(&self) -> Vec<u8> {
         write::render(&self.summary)
     }
 
-    /// Writes the partial in the `brc-partial` format (`v1` for tenths, else `v2`).
+    /// Writes the partial in the `brc-partial` format ([`Partial::to_bytes`]).
     pub fn write_to(&self, mut w: impl Write) -> io::Result<()> {
         w.write_all(&self.to_bytes())?;
         w.flush()
     }
 
-    /// Parses the `brc-partial` format (`v1` or `v2`): one partial, or several one
+    /// Parses the `brc-partial` format (`v1` to `v3`): one partial, or several one
     /// after the other, merged.
     pub fn parse(bytes: &[u8]) -> Result<Partial, PartialError> {
         Partial::read_from(bytes)
     }
 
-    /// Reads the `brc-partial` format (`v1` or `v2`) from `reader` to its end: one
+    /// Reads the `brc-partial` format (`v1` to `v3`) from `reader` to its end: one
     /// partial, or several one after the other, merged.
     pub fn read_from(reader: impl Read) -> Result<Partial, PartialError> {
         let mut merger = Merger::new();
@@ -215,9 +216,9 @@ const MERGE_FAN: usize = 64;
 #[derive(Debug, Default)]
 pub struct Merger {
     runs: Vec<Run>,
-    /// The finest scale of the runs, to which every run is brought, and
-    /// whether any counts missing values (none before the first run).
-    kind: Option<(u32, bool)>,
+    /// The kind of the runs' merge ([`Kind::with`]), to whose scale
+    /// every run is brought (none before the first run).
+    kind: Option<Kind>,
     /// A run that could not be brought to that scale.
     failed: Option<OverflowError>,
 }
@@ -317,7 +318,7 @@ impl Merger {
         if let Some(failed) = self.failed {
             return Err(failed);
         }
-        let kind = self.kind.unwrap_or((1, false));
+        let kind = self.kind.unwrap_or_default();
         let mut merged = self.runs.pop().unwrap_or(Run::of(Vec::new(), kind));
         while let Some(run) = self.runs.pop() {
             merged = merge_two(run, merged);
@@ -334,8 +335,12 @@ impl Merger {
                 (Ok(_), false) => OverflowError::Missing { station },
             });
         }
-        let (scale, missing) = kind;
-        if !write::is_v2(scale, missing) {
+        let Kind {
+            scale,
+            missing,
+            kept,
+        } = kind;
+        if write::version(scale, missing, kept) == write::VERSION {
             // The tenths of `v1` sum to 64 bits.
             let beyond = (merged.stations.iter()).find(|(_, s)| i64::try_from(s.sum).is_err());
             if let Some((name, s)) = beyond {
@@ -346,9 +351,8 @@ impl Merger {
             }
         }
         let summary = Summary::from_sorted(merged.stations);
-        Ok(Partial::from(
-            summary.at_scale(scale).counting_missing(missing),
-        ))
+        let summary = summary.at_scale(scale).counting_missing(missing);
+        Ok(Partial::from(summary.keeping(kept)))
     }
 
     fn push(&mut self, run: Run) {
@@ -375,9 +379,8 @@ impl Merger {
         if self.failed.is_some() {
             return None;
         }
-        let (scale, missing) = self.kind.unwrap_or(run.kind);
-        let kind = (scale.max(run.kind.0), missing || run.kind.1);
-        let scale = kind.0;
+        let kind = self.kind.unwrap_or(run.kind).with(run.kind);
+        let scale = kind.scale;
         self.kind = Some(kind);
         let runs = std::mem::take(&mut self.runs);
         let brought = (runs.into_iter())
@@ -414,11 +417,11 @@ fn kway<R: Read>(readers: &mut [(usize, read::Reader<R>)]) -> Result<Run, (usize
         reader.next_partial().map_err(failed(*k))?;
     }
     // Every row is brought to the finest scale among the partials.
-    let kinds: Vec<(u32, bool)> = readers.iter().map(|(_, r)| r.kind()).collect();
-    let scale = kinds.iter().map(|k| k.0).max().unwrap_or(1);
-    let kind = (scale, kinds.iter().any(|k| k.1));
+    let kinds: Vec<Kind> = readers.iter().map(|(_, r)| r.kind()).collect();
+    let kind = (kinds.iter().copied().reduce(Kind::with)).unwrap_or_default();
+    let scale = kind.scale;
     let finer_row = |i: usize, k: usize, name: &CompactString, s: Stats| {
-        finer(s, 10i64.pow(scale - kinds[i].0)).ok_or_else(|| {
+        finer(s, 10i64.pow(scale - kinds[i].scale)).ok_or_else(|| {
             let station = name.to_string();
             (
                 k,

@@ -281,9 +281,9 @@ pub enum StatisticsError {
     Empty,
     /// A statistic the summary's stations do not keep what it needs for.
     #[error(
-        "{statistic} needs {} per key, which this summary does not keep \
+        "{statistic} needs each key's {}, which this summary does not keep \
          (aggregate, or make the partials, with it asked)",
-        match kept { Kept::Counts => "the counts per value", _ => "the sum of squares" }
+        match kept { Kept::Counts => "counts per value", _ => "sum of squares" }
     )]
     NotKept {
         /// The statistic.

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::write::VERSION_2;
+use super::write::{VERSION_2, VERSION_3};
 use super::{FORMAT, VERSION};
 use crate::error::Shown;
 use crate::parse::MAX_NAME_LEN;
@@ -14,6 +14,13 @@ use crate::parse::MAX_NAME_LEN;
 /// five numbers of at most 40 digits), so a longer one is malformed; the
 /// reader never holds more of it than this.
 pub const MAX_LINE_LEN: usize = 4096;
+
+/// The longest row of a `v3` partial that holds counts per value, without
+/// its line break: a key's counts take a few bytes per distinct value
+/// (16 MiB: a million distinct values of 18 digits, each counted up to
+/// 2^64 times, take 39 MB, ten million of the challenge's tenths 100 MB),
+/// so the bound is 256 MiB.
+pub const MAX_COUNTS_LINE_LEN: usize = 256 << 20;
 
 /// What is wrong with a line of a partial.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -40,14 +47,14 @@ pub enum LineError {
         found: Vec<u8>,
     },
     /// A `brc-partial` first line of another version.
-    #[error("expected format version `{VERSION}` or `{VERSION_2}`, found {}", Shown(.found))]
+    #[error("expected format version `{VERSION}`, `{VERSION_2}` or `{VERSION_3}`, found {}", Shown(.found))]
     Version {
         /// The version field.
         found: Vec<u8>,
     },
     /// A first line without a valid station count (`v2`: key count and
     /// scale).
-    #[error("expected ` stations=<N>` after `{VERSION}`, ` keys=<N> scale=<S>` after `{VERSION_2}`, found {}", Shown(.found))]
+    #[error("expected ` stations=<N>` after `{VERSION}`, ` keys=<N> scale=<S>` after `{VERSION_2}` or `{VERSION_3}`, found {}", Shown(.found))]
     StationCount {
         /// What follows the version.
         found: Vec<u8>,
@@ -75,8 +82,28 @@ pub enum LineError {
     #[error("expected a line break at the end of the line, found the end of the input")]
     MissingNewline,
     /// A line longer than [`MAX_LINE_LEN`].
-    #[error("expected a line of at most {MAX_LINE_LEN} bytes, found a longer one")]
-    TooLong,
+    #[error("expected a line of at most {limit} bytes, found a longer one")]
+    TooLong {
+        /// The longest line the partial's version takes here.
+        limit: usize,
+    },
+    /// A `v3` row's counts field that is not `value:count` pairs.
+    #[error(
+        "expected counts per value as `value:count` pairs separated by spaces, values \
+         increasing, counts of at least 1, found {}",
+        Shown(.found)
+    )]
+    Counts {
+        /// The part of the field where it went wrong.
+        found: Vec<u8>,
+    },
+    /// A `v3` row whose sum of squares or counts per value no values give
+    /// with its count, sum, min and max.
+    #[error("expected a row some values give, found {what}")]
+    Detail {
+        /// What does not agree.
+        what: String,
+    },
     /// A row without exactly five fields (`v2`: six).
     #[error("expected {expected} fields, found {found}")]
     Fields {

@@ -1,4 +1,5 @@
-//! The reader of the `brc-partial v1` format (docs/PARTIAL-FORMAT.md).
+//! The reader of the `brc-partial` format, versions 1 to 3
+//! (docs/PARTIAL-FORMAT.md).
 //!
 //! It takes nothing on trust: every line is checked against the
 //! specification, and every row against what a real input can give (a
@@ -12,10 +13,13 @@ use std::io::{BufRead, BufReader, Read};
 use std::ops::RangeInclusive;
 
 use compact_str::CompactString;
+use num_bigint::BigUint;
 
-use super::line::{LineError, MAX_LINE_LEN};
-use super::write::{COLUMNS_2, VERSION_2};
+use super::line::{LineError, MAX_COUNTS_LINE_LEN, MAX_LINE_LEN};
+use super::run::Kind;
+use super::write::{columns_3, COLUMNS_2, VERSION_2, VERSION_3};
 use super::{PartialError, COLUMNS, FORMAT, VERSION};
+use crate::detail::{Detail, Kept, Squares};
 use crate::error::quoted;
 use crate::parse::MAX_NAME_LEN;
 use crate::stats::{Stats, MAX_DIGITS, MAX_KEY_LEN, MAX_SCALE, VALUE_LIMIT};
@@ -24,7 +28,7 @@ use crate::stats::{Stats, MAX_DIGITS, MAX_KEY_LEN, MAX_SCALE, VALUE_LIMIT};
 /// `each`, in order.
 pub(super) fn read(
     reader: impl Read,
-    each: impl FnMut(Vec<(CompactString, Stats)>, (u32, bool)),
+    each: impl FnMut(Vec<(CompactString, Stats)>, Kind),
 ) -> Result<(), PartialError> {
     Reader::new(reader).read_on(each)
 }
@@ -37,8 +41,8 @@ pub(super) struct Reader<R> {
     lines: Lines<BufReader<R>>,
     /// Rows the partial being read announced, if one was started.
     stations: Option<u64>,
-    /// Its version and scale.
-    kind: Kind,
+    /// Its version, scale and columns.
+    version: Version,
     /// Its rows not read yet.
     left: u64,
     /// The name of its last row read, to check the order of the next.
@@ -54,7 +58,7 @@ impl<R: Read> Reader<R> {
                 number: 0,
             },
             stations: None,
-            kind: Kind::V1,
+            version: Version::V1,
             left: 0,
             previous: None,
         }
@@ -66,30 +70,61 @@ impl<R: Read> Reader<R> {
     pub(super) fn next_partial(&mut self) -> Result<bool, PartialError> {
         debug_assert_eq!(self.left, 0);
         let (n, line) = self.lines.next()?;
-        let (stations, kind) = match (line, self.stations) {
+        let (stations, mut version) = match (line, self.stations) {
             (None, Some(_)) => return Ok(false),
             (line, after) => first_line(line, after).map_err(at(n))?,
         };
         let (n, line) = self.lines.next()?;
-        let expected = match kind {
-            Kind::V1 => COLUMNS,
-            Kind::V2 { .. } => COLUMNS_2,
+        let expected = match version {
+            Version::V1 => COLUMNS,
+            Version::V2 { .. } => COLUMNS_2,
+            Version::V3 { scale, .. } => {
+                // The columns say whether missing values are counted and
+                // what each key keeps.
+                let columns = [(false, Kept::Squares), (true, Kept::Squares)]
+                    .into_iter()
+                    .chain([(false, Kept::Counts), (true, Kept::Counts)]);
+                let found = columns
+                    .clone()
+                    .find(|&(missing, kept)| line == Some(columns_3(missing, kept).as_bytes()));
+                if let Some((missing, kept)) = found {
+                    version = Version::V3 {
+                        scale,
+                        missing,
+                        kept,
+                    };
+                }
+                let (missing, kept) = found.unwrap_or((true, Kept::Counts));
+                columns_3(missing, kept)
+            }
         };
         if line != Some(expected.as_bytes()) {
             let found = line.map(quoted);
             return Err(at(n)(LineError::Columns { expected, found }));
         }
-        self.kind = kind;
+        self.version = version;
         (self.stations, self.left, self.previous) = (Some(stations), stations, None);
         Ok(true)
     }
 
-    /// The scale of the partial being read, and whether it counts missing
-    /// values.
-    pub(super) fn kind(&self) -> (u32, bool) {
-        match self.kind {
-            Kind::V1 => (1, false),
-            Kind::V2 { scale } => (scale, true),
+    /// What the rows of the partial being read are.
+    pub(super) fn kind(&self) -> Kind {
+        match self.version {
+            Version::V1 => Kind::default(),
+            Version::V2 { scale } => Kind {
+                scale,
+                missing: true,
+                kept: Kept::Basic,
+            },
+            Version::V3 {
+                scale,
+                missing,
+                kept,
+            } => Kind {
+                scale,
+                missing,
+                kept,
+            },
         }
     }
 
@@ -103,7 +138,7 @@ impl<R: Read> Reader<R> {
     /// `each`.
     pub(super) fn read_on(
         &mut self,
-        mut each: impl FnMut(Vec<(CompactString, Stats)>, (u32, bool)),
+        mut each: impl FnMut(Vec<(CompactString, Stats)>, Kind),
     ) -> Result<(), PartialError> {
         while self.next_row()?.is_some() {}
         while self.next_partial()? {
@@ -122,12 +157,18 @@ impl<R: Read> Reader<R> {
         let (Some(stations), 1..) = (self.stations, self.left) else {
             return Ok(None);
         };
-        let (n, line) = self.lines.next()?;
+        let limit = match self.version {
+            Version::V3 {
+                kept: Kept::Counts, ..
+            } => MAX_COUNTS_LINE_LEN,
+            _ => MAX_LINE_LEN,
+        };
+        let (n, line) = self.lines.next_within(limit)?;
         let Some(line) = line else {
             let missing = self.left;
             return Err(at(n)(LineError::MissingRows { missing, stations }));
         };
-        let (name, stats) = row(line, self.kind).map_err(at(n))?;
+        let (name, stats) = row(line, self.version).map_err(at(n))?;
         if let Some(previous) = &mut self.previous {
             let name = name.as_bytes();
             if previous[..] >= *name {
@@ -165,10 +206,15 @@ impl<R: BufRead> Lines<R> {
     /// The next line's number and the line without its line break (`\n`
     /// or `\r\n`), or `None` at the end of the input.
     fn next(&mut self) -> Result<(u64, Option<&[u8]>), PartialError> {
+        self.next_within(MAX_LINE_LEN)
+    }
+
+    /// [`Lines::next`], for a line of at most `max` bytes.
+    fn next_within(&mut self, max: usize) -> Result<(u64, Option<&[u8]>), PartialError> {
         self.number += 1;
         self.line.clear();
         // The longest line, `\r` and `\n`.
-        let limit = MAX_LINE_LEN as u64 + 2;
+        let limit = max as u64 + 2;
         let read = (&mut self.reader)
             .take(limit)
             .read_until(b'\n', &mut self.line)?;
@@ -177,7 +223,7 @@ impl<R: BufRead> Lines<R> {
         }
         if self.line.pop() != Some(b'\n') {
             let kind = match read as u64 {
-                n if n == limit => LineError::TooLong,
+                n if n == limit => LineError::TooLong { limit: max },
                 _ => LineError::MissingNewline,
             };
             return Err(at(self.number)(kind));
@@ -185,24 +231,33 @@ impl<R: BufRead> Lines<R> {
         if self.line.last() == Some(&b'\r') {
             self.line.pop();
         }
-        if self.line.len() > MAX_LINE_LEN {
-            return Err(at(self.number)(LineError::TooLong));
+        if self.line.len() > max {
+            return Err(at(self.number)(LineError::TooLong { limit: max }));
         }
         Ok((self.number, Some(&self.line)))
     }
 }
 
 /// A partial's version: `v1` holds tenths; `v2` values at a scale, and
-/// missing values.
+/// missing values; `v3` what the stats beyond the basic ones need, its
+/// columns saying whether missing values are counted and what is kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+enum Version {
     V1,
-    V2 { scale: u32 },
+    V2 {
+        scale: u32,
+    },
+    V3 {
+        scale: u32,
+        missing: bool,
+        kept: Kept,
+    },
 }
 
-/// The station count and kind of a first line; `after` is the row count
-/// of the partial before it, if any.
-fn first_line(line: Option<&[u8]>, after: Option<u64>) -> Result<(u64, Kind), LineError> {
+/// The station count and version of a first line (a `v3` as if it kept
+/// counts and counted missing values, until its columns say); `after` is
+/// the row count of the partial before it, if any.
+fn first_line(line: Option<&[u8]>, after: Option<u64>) -> Result<(u64, Version), LineError> {
     let words = line.and_then(|line| line.strip_prefix(FORMAT.as_bytes())?.strip_prefix(b" "));
     let Some(words) = words else {
         return Err(match (line, after) {
@@ -219,16 +274,22 @@ fn first_line(line: Option<&[u8]>, after: Option<u64>) -> Result<(u64, Kind), Li
     let refused = || LineError::StationCount {
         found: quoted(rest),
     };
-    if version == VERSION_2.as_bytes() {
+    if version == VERSION_2.as_bytes() || version == VERSION_3.as_bytes() {
         let rest = rest.strip_prefix(b" keys=").ok_or_else(refused)?;
         let (count, scale) = rest.split_at(memchr::memchr(b' ', rest).unwrap_or(rest.len()));
         let scale = scale.strip_prefix(b" scale=").ok_or_else(refused)?;
         let count = integer(count, "keys", 0..=u64::MAX.into()).map_err(|_| refused())?;
         let scale = integer(scale, "scale", 0..=i128::from(MAX_SCALE)).map_err(|_| refused())?;
+        let scale = scale as u32;
         return Ok((
             count as u64,
-            Kind::V2 {
-                scale: scale as u32,
+            match version == VERSION_2.as_bytes() {
+                true => Version::V2 { scale },
+                false => Version::V3 {
+                    scale,
+                    missing: true,
+                    kept: Kept::Counts,
+                },
             },
         ));
     }
@@ -240,24 +301,35 @@ fn first_line(line: Option<&[u8]>, after: Option<u64>) -> Result<(u64, Kind), Li
     let count = rest.strip_prefix(b" stations=");
     let count = count.and_then(|count| integer(count, "stations", 0..=u64::MAX.into()).ok());
     count
-        .map(|count| (count as u64, Kind::V1))
+        .map(|count| (count as u64, Version::V1))
         .ok_or_else(refused)
 }
 
 /// A row's station and stats, checked.
-fn row(line: &[u8], kind: Kind) -> Result<(CompactString, Stats), LineError> {
+fn row(line: &[u8], version: Version) -> Result<(CompactString, Stats), LineError> {
     let fields = fields(line)?;
     let found = if line.is_empty() { 0 } else { fields.len() };
-    let (name, count, sum, min, max, missing) = match (kind, &fields[..]) {
-        (Kind::V1, [name, count, sum, min, max]) => (station(name)?, count, sum, min, max, None),
-        (Kind::V2 { .. }, [name, count, sum, min, max, missing]) => {
-            (key(name)?, count, sum, min, max, Some(missing))
-        }
-        (Kind::V1, _) => return Err(LineError::Fields { expected: 5, found }),
-        (Kind::V2 { .. }, _) => return Err(LineError::Fields { expected: 6, found }),
+    let (counted, kept) = match version {
+        Version::V1 => (false, Kept::Basic),
+        Version::V2 { .. } => (true, Kept::Basic),
+        Version::V3 { missing, kept, .. } => (missing, kept),
     };
-    let Some(missing) = missing else {
-        return stats(
+    let expected = 5 + usize::from(counted) + kept as usize;
+    let [name, count, sum, min, max, rest @ ..] = &fields[..] else {
+        return Err(LineError::Fields { expected, found });
+    };
+    if found != expected {
+        return Err(LineError::Fields { expected, found });
+    }
+    let (missing, rest) = rest.split_at(usize::from(counted));
+    // Names of the challenge's text and Parquet (no missing values
+    // counted) are station names; a delimited file's, keys.
+    let name = match counted {
+        false => station(name)?,
+        true => key(name)?,
+    };
+    let (name, mut stats) = match (version, missing) {
+        (Version::V1, _) => stats(
             name,
             count,
             sum,
@@ -265,30 +337,136 @@ fn row(line: &[u8], kind: Kind) -> Result<(CompactString, Stats), LineError> {
             max,
             i64::MIN.into()..=i64::MAX.into(),
             VALUE_LIMIT.into(),
-        );
-    };
-    let missing = integer(missing, "missing", 0..=u64::MAX.into())? as u64;
-    if count[..] == *b"0" {
-        // A key whose every value was missing: no sum, no min, no max.
-        let _ = integer(sum, "sum", 0..=0)?;
-        for (field, found) in [("min", min), ("max", max)] {
-            if !found.is_empty() {
-                return Err(LineError::Range {
-                    field,
-                    min: 0,
-                    max: 0,
-                    found: quoted(found),
-                });
-            }
+        )?,
+        (_, [missing]) => {
+            let missing = integer(missing, "missing", 0..=u64::MAX.into())? as u64;
+            let (name, mut stats) = match count[..] == *b"0" {
+                true => (name, lacking(sum, min, max)?),
+                false => wide(name, count, sum, min, max)?,
+            };
+            stats.missing = missing;
+            (name, stats)
         }
-        let mut stats = Stats::missing();
-        stats.missing = missing;
-        return Ok((name, stats));
+        _ => wide(name, count, sum, min, max)?,
+    };
+    if let [squares, counts @ ..] = rest {
+        stats.detail = Some(detail(squares, counts.first(), &stats)?);
     }
-    let limit = 10i128.pow(MAX_DIGITS) - 1;
-    let (name, mut stats) = stats(name, count, sum, min, max, i128::MIN..=i128::MAX, limit)?;
-    stats.missing = missing;
     Ok((name, stats))
+}
+
+/// The stats of a key whose every value was missing: no sum, no min, no
+/// max.
+fn lacking(sum: &[u8], min: &[u8], max: &[u8]) -> Result<Stats, LineError> {
+    let _ = integer(sum, "sum", 0..=0)?;
+    for (field, found) in [("min", min), ("max", max)] {
+        if !found.is_empty() {
+            return Err(LineError::Range {
+                field,
+                min: 0,
+                max: 0,
+                found: quoted(found),
+            });
+        }
+    }
+    Ok(Stats::missing())
+}
+
+/// A `v2` or `v3` row's stats: sums of 128 bits, values of 18 digits.
+fn wide(
+    name: CompactString,
+    count: &[u8],
+    sum: &[u8],
+    min: &[u8],
+    max: &[u8],
+) -> Result<(CompactString, Stats), LineError> {
+    let limit = 10i128.pow(MAX_DIGITS) - 1;
+    stats(name, count, sum, min, max, i128::MIN..=i128::MAX, limit)
+}
+
+/// A `v3` row's detail: its sum of squares and, when given, its counts
+/// per value, each checked against the row's stats `s`.
+fn detail(
+    squares: &[u8],
+    counts: Option<&Cow<'_, [u8]>>,
+    s: &Stats,
+) -> Result<Box<Detail>, LineError> {
+    let canonical = match squares {
+        [b'0'] => true,
+        [b'1'..=b'9', rest @ ..] => rest.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    let big = (std::str::from_utf8(squares).ok())
+        .filter(|_| canonical)
+        .and_then(|digits| digits.parse::<BigUint>().ok());
+    let refused = || LineError::NotInteger {
+        field: "squares",
+        found: quoted(squares),
+    };
+    let big = big.ok_or_else(refused)?;
+    let sum_of_squares = Squares::from_big(&big).ok_or_else(refused)?;
+    let differ = |what: String| LineError::Detail { what };
+    let Some(counts) = counts else {
+        // Without the values, what any values give: n·Σv² ≥ (Σv)², and
+        // Σv² ≤ n·m² with m the largest magnitude (Σv² = min² for one).
+        let n = BigUint::from(s.count);
+        let m = BigUint::from(s.min.unsigned_abs().max(s.max.unsigned_abs()));
+        let total = BigUint::from(s.sum.unsigned_abs());
+        let fits = match s.count {
+            0 => big == BigUint::ZERO,
+            1 => big == &m * &m,
+            _ => &n * &big >= &total * &total && big <= &n * &m * &m,
+        };
+        if !fits {
+            return Err(differ(format!(
+                "a sum of squares {big} that no {} values from {} to {} adding up to {} give",
+                s.count, s.min, s.max, s.sum
+            )));
+        }
+        let mut detail = Detail::empty(Kept::Squares).expect("squares are kept");
+        detail.squares = sum_of_squares;
+        return Ok(detail);
+    };
+    let mut detail = Detail::empty(Kept::Counts).expect("counts are kept");
+    let limit = 10i128.pow(MAX_DIGITS) - 1;
+    let (mut n, mut sum, mut first, mut last) = (0u128, 0i128, None, None::<i64>);
+    for pair in counts.split(|&b| b == b' ').filter(|_| !counts.is_empty()) {
+        let bad = || LineError::Counts {
+            found: quoted(pair),
+        };
+        let at = memchr::memchr(b':', pair).ok_or_else(bad)?;
+        let value = integer(&pair[..at], "value", -limit..=limit).map_err(|_| bad())? as i64;
+        let times = integer(&pair[at + 1..], "count", 1..=u64::MAX.into()).map_err(|_| bad())?;
+        if last.is_some_and(|last| last >= value) {
+            return Err(bad());
+        }
+        (first, last) = (first.or(Some(value)), Some(value));
+        n += times as u128;
+        sum = sum.saturating_add(i128::from(value).saturating_mul(times));
+        detail.add_n(value, times as u64);
+    }
+    if n != u128::from(s.count) || sum != s.sum {
+        return Err(differ(format!(
+            "counts per value of {n} values adding up to {sum}, not {} adding up to {}",
+            s.count, s.sum
+        )));
+    }
+    if s.count > 0 && (first != Some(s.min) || last != Some(s.max)) {
+        return Err(differ(format!(
+            "counts per value from {} to {}, not from min {} to max {}",
+            first.unwrap_or_default(),
+            last.unwrap_or_default(),
+            s.min,
+            s.max
+        )));
+    }
+    if detail.squares != sum_of_squares {
+        return Err(differ(format!(
+            "a sum of squares {big}, where the counts per value give {}",
+            detail.squares.to_big()
+        )));
+    }
+    Ok(detail)
 }
 
 /// A key of a `v2` partial: 1 to [`MAX_KEY_LEN`] bytes of UTF-8 without
@@ -500,13 +678,13 @@ mod tests {
                 }
             )
         );
-        let v3 = partial("a,1,5,5,5\n").replace("v1", "v3");
+        let v4 = partial("a,1,5,5,5\n").replace("v1", "v4");
         assert_eq!(
-            error(v3),
+            error(v4),
             (
                 1,
                 Version {
-                    found: b"v3".to_vec()
+                    found: b"v4".to_vec()
                 }
             )
         );
@@ -612,10 +790,26 @@ mod tests {
     #[test]
     fn lines_are_bounded() {
         let long = format!("\"{}\",1,5,5,5\n", "x".repeat(MAX_LINE_LEN));
-        assert_eq!(error(partial(&long)), (3, LineError::TooLong));
+        assert_eq!(
+            error(partial(&long)),
+            (
+                3,
+                LineError::TooLong {
+                    limit: MAX_LINE_LEN
+                }
+            )
+        );
         // Without a line break anywhere.
         let endless = vec![b'x'; 10 * MAX_LINE_LEN];
-        assert_eq!(error(endless), (1, LineError::TooLong));
+        assert_eq!(
+            error(endless),
+            (
+                1,
+                LineError::TooLong {
+                    limit: MAX_LINE_LEN
+                }
+            )
+        );
         // Up to the limit, a line is read (and judged on its content); one
         // byte more, it is not.
         let name = "x".repeat(MAX_LINE_LEN - 8);
@@ -625,7 +819,15 @@ mod tests {
         let kind = LineError::NameTooLong { len };
         assert_eq!(error(partial(&format!("{full}\r\n"))), (3, kind));
         let over = format!("x{full}\n");
-        assert_eq!(error(partial(&over)), (3, LineError::TooLong));
+        assert_eq!(
+            error(partial(&over)),
+            (
+                3,
+                LineError::TooLong {
+                    limit: MAX_LINE_LEN
+                }
+            )
+        );
     }
 
     #[test]
@@ -844,10 +1046,10 @@ mod tests {
 
     #[test]
     fn messages_say_what_was_expected_and_found() {
-        let e = Partial::parse(b"brc-partial v3 stations=1\n").unwrap_err();
+        let e = Partial::parse(b"brc-partial v4 stations=1\n").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "line 1: expected format version `v1` or `v2`, found `v3`"
+            "line 1: expected format version `v1`, `v2` or `v3`, found `v4`"
         );
         let e = Partial::parse(b"").unwrap_err();
         assert_eq!(

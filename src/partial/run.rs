@@ -5,7 +5,7 @@
 use compact_str::CompactString;
 
 use super::OverflowError;
-use crate::detail::Detail;
+use crate::detail::{Detail, Kept};
 use crate::stats::{Stats, MAX_UNITS};
 use crate::summary::Summary;
 
@@ -89,6 +89,47 @@ pub(super) fn finer(mut stats: Stats, factor: i64) -> Option<Stats> {
     Some(stats)
 }
 
+/// What a run's rows are: the scale of their values, whether they count
+/// missing values, and what each station keeps, as in a [`Summary`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Kind {
+    pub(super) scale: u32,
+    pub(super) missing: bool,
+    pub(super) kept: Kept,
+}
+
+impl Default for Kind {
+    /// Tenths, no missing values, the basic stats: `v1`'s rows.
+    fn default() -> Kind {
+        Kind {
+            scale: 1,
+            missing: false,
+            kept: Kept::Basic,
+        }
+    }
+}
+
+impl Kind {
+    /// The kind of the merge of runs of these two kinds: the finer scale,
+    /// missing values counted if either counts them, and what both keep.
+    pub(super) fn with(self, other: Kind) -> Kind {
+        Kind {
+            scale: self.scale.max(other.scale),
+            missing: self.missing || other.missing,
+            kept: self.kept.min(other.kept),
+        }
+    }
+
+    /// The kind of `summary`.
+    pub(super) fn of(summary: &Summary) -> Kind {
+        Kind {
+            scale: summary.scale(),
+            missing: summary.counts_missing(),
+            kept: summary.kept(),
+        }
+    }
+}
+
 /// A sorted run of distinct stations with their totals. A total that fits
 /// in 64 bits, as nearly all do, is kept as [`Stats`], so that a run takes
 /// the memory of a [`Summary`] and the last run becomes one as it is;
@@ -99,9 +140,8 @@ pub(super) struct Run {
     pub(super) stations: Vec<(CompactString, Stats)>,
     /// Ascending indices into `stations`, with their totals.
     pub(super) wide: Vec<(usize, Total)>,
-    /// The scale of the values and whether missing values are counted, as
-    /// in a [`Summary`].
-    pub(super) kind: (u32, bool),
+    /// What its rows are.
+    pub(super) kind: Kind,
 }
 
 impl Run {
@@ -110,7 +150,7 @@ impl Run {
     }
 
     /// The run of a partial's rows, of `kind`.
-    pub(super) fn of(stations: Vec<(CompactString, Stats)>, kind: (u32, bool)) -> Run {
+    pub(super) fn of(stations: Vec<(CompactString, Stats)>, kind: Kind) -> Run {
         Run {
             stations,
             wide: Vec::new(),
@@ -121,7 +161,7 @@ impl Run {
     /// The run with its values at `scale`, at least its own; `Err` with a
     /// station whose min or max then exceeds 64 bits.
     pub(super) fn at_scale(mut self, scale: u32) -> Result<Run, OverflowError> {
-        let factor = 10i64.pow(scale - self.kind.0);
+        let factor = 10i64.pow(scale - self.kind.scale);
         if factor == 1 {
             return Ok(self);
         }
@@ -146,7 +186,7 @@ impl Run {
             }
             *stats = finer(std::mem::take(stats), factor).ok_or_else(|| refused(name))?;
         }
-        self.kind.0 = scale;
+        self.kind.scale = scale;
         Ok(self)
     }
 
@@ -164,7 +204,7 @@ impl Run {
 
 impl From<Summary> for Run {
     fn from(summary: Summary) -> Run {
-        let kind = (summary.scale(), summary.counts_missing());
+        let kind = Kind::of(&summary);
         Run::of(summary.into_stations(), kind)
     }
 }
@@ -178,7 +218,7 @@ pub(super) struct RunBuilder {
 }
 
 impl RunBuilder {
-    pub(super) fn with_capacity(n: usize, kind: (u32, bool)) -> RunBuilder {
+    pub(super) fn with_capacity(n: usize, kind: Kind) -> RunBuilder {
         RunBuilder {
             run: Run::of(Vec::with_capacity(n), kind),
             last: None,

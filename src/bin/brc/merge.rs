@@ -18,6 +18,9 @@ the order of the partials. Its format, `brc-partial v1` (a first line
 by name), is specified in docs/PARTIAL-FORMAT.md; a file may hold several
 partials one after the other. A truncated or corrupted partial is refused
 like bad input: `brc: <file>: line <N>: expected ..., found ...`, exit 1.
+Partials made with `--stats` asking for stddev, the median or a percentile
+carry each key's sum of squares and counts per value (`brc-partial v3`),
+so `brc merge --stats ...` gives those exactly too.
 
 One job as several processes, by hand: one brc per shard of the input
 (in parallel, or on other machines sharing the files), then merge:
@@ -26,6 +29,8 @@ One job as several processes, by hand: one brc per shard of the input
 Merges form trees: `--format partial` writes the merged partial again.
   brc merge --format partial p1 p2 > half.p
   brc merge half.p p3 p4
+  brc --stats median,p99 --format partial --shard 1/2 big.txt > s1   # (and 2/2)
+  brc merge --stats min,median,p99,max s1 s2
 
 Exit status: 0 success, 1 a malformed partial, a total beyond 64 bits or
 an I/O error (one line on stderr, nothing on stdout), 2 usage error.";
