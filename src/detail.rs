@@ -75,7 +75,8 @@ impl Detail {
     /// Adds one value (in units).
     #[inline]
     pub fn add(&mut self, value: i64) {
-        self.squares.add(value.unsigned_abs().into(), 1);
+        let a = u128::from(value.unsigned_abs());
+        self.squares.add_wide(a * a, 0);
         if let Some(counts) = &mut self.counts {
             counts.add(value, 1);
         }
@@ -153,6 +154,7 @@ impl Squares {
         }
     }
 
+    /// Adds `hi · 2^128 + lo`.
     #[inline]
     fn add_wide(&mut self, lo: u128, hi: u64) {
         let (lo, carry) = self.lo.overflowing_add(lo);
@@ -295,6 +297,15 @@ impl Form {
                 return;
             }
         }
+        self.reshape_and_add(value, n);
+    }
+
+    /// Adds `n` occurrences of `value` once the counts take the form that
+    /// suits them with it: out of line, so that [`Form::add`] is not
+    /// recursive and inlines where rows are added.
+    #[cold]
+    #[inline(never)]
+    fn reshape_and_add(&mut self, value: i64, n: u64) {
         self.reshape_for(value);
         self.add(value, n);
     }

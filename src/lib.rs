@@ -92,7 +92,7 @@ pub use error::{CellError, DataError, DelimitedError, Error, ErrorKind, ParquetE
 pub use input::{InputError, Inputs, Shard, Source};
 pub use parquet::Columns;
 pub use partial::Partial;
-pub use slice::aggregate;
+pub use slice::{aggregate, aggregate_keeping};
 pub use statistic::{Shown, Statistic, Statistics, StatisticsError};
 pub use stats::{Stats, MAX_DIGITS, MAX_KEY_LEN, MAX_SCALE, VALUE_LIMIT};
 pub use summary::{DecimalsError, Summary};

@@ -5,6 +5,7 @@
 
 use std::sync::atomic::AtomicU64;
 
+use crate::detail::Kept;
 use crate::driver;
 use crate::engine::{naive, Accumulator, Engine, Job, Options};
 use crate::error::{DataError, Error};
@@ -26,6 +27,34 @@ use crate::summary::Summary;
 /// ```
 pub fn aggregate(input: &[u8], engine: Engine, options: &Options) -> Result<Summary, DataError> {
     aggregate_slice(input, true, engine, options)
+}
+
+/// [`aggregate`], each station keeping what `kept` says: what the
+/// statistics to show need ([`Statistics::kept`](crate::Statistics::kept)).
+///
+/// ```
+/// use brc::output::{render, Format};
+/// use brc::{aggregate_keeping, Engine, Options, Statistics};
+///
+/// let stats = Statistics::parse("median,stddev")?;
+/// let input = b"Oslo;-3.5\nOslo;2.5\nOslo;0.5\n";
+/// let summary = aggregate_keeping(input, stats.kept(), Engine::Fast, &Options::default())?;
+/// let shown = render(&summary.with_statistics(stats)?, Format::Official);
+/// assert_eq!(shown, b"{Oslo=0.5/3.1}\n");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn aggregate_keeping(
+    input: &[u8],
+    kept: Kept,
+    engine: Engine,
+    options: &Options,
+) -> Result<Summary, DataError> {
+    engine.run(SliceJob {
+        bytes: input,
+        first_line_is_whole: true,
+        options,
+        kept,
+    })
 }
 
 /// Aggregates the lines of `bytes`, a range of some input that the caller
@@ -57,6 +86,7 @@ pub fn aggregate_slice(
         bytes,
         first_line_is_whole,
         options,
+        kept: Kept::Basic,
     })
 }
 
@@ -64,6 +94,7 @@ struct SliceJob<'a> {
     bytes: &'a [u8],
     first_line_is_whole: bool,
     options: &'a Options,
+    kept: Kept,
 }
 
 impl Job for SliceJob<'_> {
@@ -74,8 +105,8 @@ impl Job for SliceJob<'_> {
             true => 0,
             false => memchr::memchr(b'\n', self.bytes).map_or(self.bytes.len(), |i| i + 1),
         };
-        match naive::aggregate(&self.bytes[skip..], crate::detail::Kept::Basic) {
-            Ok(summary) => Ok(summary),
+        match naive::aggregate(&self.bytes[skip..], self.kept) {
+            Ok(summary) => Ok(summary.keeping(self.kept)),
             Err(Error::Data(e)) => Err(DataError {
                 line: e.line + u64::from(skip > 0),
                 offset: e.offset + skip as u64,
@@ -96,9 +127,15 @@ impl Job for SliceJob<'_> {
         };
         let contents = std::iter::once((0, Ok(driver::Content::Bytes(bytes))));
         let run = driver::run::<A>(contents, self.options, &AtomicU64::new(0));
-        run.map_err(|failed| match failed.error {
-            Error::Data(e) => e,
-            e => unreachable!("reading a byte slice failed: {e}"),
-        })
+        let kept = self.kept;
+        run.map(|summary| summary.keeping(kept))
+            .map_err(|failed| match failed.error {
+                Error::Data(e) => e,
+                e => unreachable!("reading a byte slice failed: {e}"),
+            })
+    }
+
+    fn kept(&self) -> Kept {
+        self.kept
     }
 }
