@@ -42,6 +42,9 @@ BRC="$brc" "$venv/bin/python" scripts/test_parquet_tools.py
 # rows, brc against the Python model, DuckDB and Polars (the model in brc's
 # place until brc reads CSV), and the script's timing path with a stand-in.
 BRC="$brc" "$venv/bin/python" scripts/test_csv.py
+# The lab's statistics set, small: `scripts/stats.sh --check`, brc --stats
+# against an exact model and DuckDB and merged shards against one run.
+BRC="$brc" "$venv/bin/python" scripts/test_stats.py
 
 # The tests compare with the command line that `cargo test` just built.
 BRC_BIN="$brc" "$venv/bin/python" -m pytest python/tests "$@"
