@@ -118,3 +118,19 @@ proptest! {
         }
     }
 }
+
+/// A text partial's station name may hold `\r`, which a delimited file's
+/// key never does: merged with a delimited partial, it is written as a
+/// `v2` key, and must read back.
+#[test]
+fn a_station_name_with_a_carriage_return_reads_back_from_v2() {
+    let text = "brc-partial v1 stations=1\nstation,count,sum,min,max\n\"a\rb\",1,5,5,5\n";
+    let delimited = "brc-partial v2 keys=1 scale=1\nkey,count,sum,min,max,missing\nz,1,7,7,7,0\n";
+    let merged = Partial::parse(text.as_bytes())
+        .unwrap()
+        .merge(Partial::parse(delimited.as_bytes()).unwrap())
+        .unwrap();
+    let bytes = merged.to_bytes();
+    assert!(bytes.starts_with(b"brc-partial v2"));
+    assert_eq!(Partial::parse(&bytes).unwrap(), merged);
+}
