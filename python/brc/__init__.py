@@ -9,7 +9,9 @@ this package is a thin layer over it:
   holding the GIL;
 - :class:`Summary` prints as the command line does (``str(summary)``,
   :meth:`Summary.format`) and hands its columns to Arrow, Polars and pandas
-  through the Arrow C stream interface;
+  through the Arrow C stream interface: min, mean and max, or the
+  statistics asked with ``stats=`` (count, sum, min, max, mean, stddev,
+  stddev_pop, median, pN), each exact;
 - :func:`partial`, :func:`partial_bytes` and :func:`merge` make and merge
   :class:`Partial` results (the exact, mergeable state, whose bytes are the
   documented ``brc-partial`` format), of whole files or byte ranges;
@@ -35,6 +37,7 @@ from typing import BinaryIO, Callable, Iterable, Optional, Sequence, Union
 from ._brc import ENGINES, MAX_DECIMALS, NULLS, DataError, Partial, Summary, __version__, merge
 from ._brc import aggregate as _aggregate
 from ._brc import check_decimals as _check_decimals
+from ._brc import check_statistics as _check_statistics
 # The one builder of DataErrors, the native half's, for the pure-Python
 # half's own (brc.dask names an error's input as its caller spelt it).
 from ._brc import data_error as _data_error
@@ -64,6 +67,11 @@ StrPath = Union[str, "os.PathLike[str]"]
 #: A delimited file's column: a header name (``str``), or a 1-based
 #: position (``int``).
 ColumnRef = Union[str, int]
+
+#: Statistics as ``stats=`` takes them: a comma-separated list, as the
+#: command line's ``--stats`` (``"min,median,p99,max"``), or a sequence of
+#: names (``["min", "median", "p99", "max"]``).
+Stats = Union[str, Sequence[str]]
 
 #: A dialect as the native half takes it: the delimiter, the key's
 #: columns, the value's column, the cells that stand for a missing value,
@@ -113,6 +121,23 @@ def _column(option: str, column: object) -> ColumnRef:
     if isinstance(column, int) and column < 1:
         raise ValueError(f"{option} column positions count from 1, found {column}")
     return column
+
+
+def _statistics(stats: object) -> Union[str, list[str], None]:
+    """``stats`` as the native half takes it: ``None``, a comma-separated
+    list (a ``str``), or a list of names, each a ``str`` (else a
+    :class:`TypeError`); the native half checks the names."""
+    if stats is None or isinstance(stats, str):
+        return stats
+    if isinstance(stats, (bytes, bytearray)) or not isinstance(stats, Iterable):
+        raise TypeError(
+            f"stats must be a comma-separated str or a sequence of names, found {stats!r}"
+        )
+    names = list(stats)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"stats names are str, found {name!r}")
+    return names
 
 
 def _delimiter(delimiter: object) -> str:
@@ -197,6 +222,7 @@ def aggregate(
     nulls: Union[str, Iterable[str], None] = None,
     on_error: Optional[str] = None,
     decimals: Optional[int] = None,
+    stats: Optional[Stats] = None,
 ) -> Summary:
     """Aggregates the measurements files at ``paths`` into one summary.
 
@@ -253,6 +279,29 @@ def aggregate(
     fault, or a header unlike the first file's or without a column asked
     for, still fails.
 
+    ``stats`` picks the statistics the summary shows, as the command
+    line's ``--stats`` does (default: min, mean and max): a
+    comma-separated list (``"count,min,median,p99,max"``) or a sequence
+    of names, each one of ``count``, ``sum``, ``min``, ``max``, ``mean``,
+    ``stddev``, ``stddev_pop``, ``median`` and ``pN`` for N in (0, 100)
+    with up to 6 decimals (``p1``, ``p99.9``), in the order given, once
+    each. Every one is exact: ``count`` and ``sum`` as integers (the sum
+    rounded half toward +inf if fewer decimals are shown), ``min`` and
+    ``max`` as read, ``mean`` as the official output rounds it;
+    ``stddev`` (the sample standard deviation, over n - 1, SQL's
+    ``stddev_samp``) and ``stddev_pop`` (over n) computed from the exact
+    sums of the values and of their squares and rounded half up at the
+    decimals shown, never through a float; ``median`` and ``pN`` are
+    discrete quantiles (SQL's ``PERCENTILE_DISC``, DuckDB's
+    ``quantile_disc``): the sorted values' element ``ceil(q * n)``,
+    counted from 1, a value that occurs (``median`` is ``p50``, the lower
+    middle value of an even count). A station lacking one (no values; one
+    value, for ``stddev``) has ``None`` (null) for it. Each key keeps what
+    the statistics need: the standard deviations a sum of squares, the
+    quantiles a count per distinct value (memory grows with those, never
+    with the rows); see :attr:`Summary.statistics` and
+    :meth:`Summary.to_arrow` for the columns.
+
     ``threads`` is the number of worker threads (default: every core);
     ``engine`` one of :data:`ENGINES` (``"fast"`` by default, ``"naive"`` the
     reference; delimited files have one reader, whichever is named). The
@@ -274,13 +323,16 @@ def aggregate(
     value does not fit 18 digits with ``decimals`` decimals, and
     :class:`ValueError` (or :class:`TypeError`, for an argument of the
     wrong type) for a bad ``threads`` (from 1 to 1024, as the command
-    line's ``--threads``), ``engine``, ``columns``, ``decimals``, or
+    line's ``--threads``), ``engine``, ``columns``, ``decimals``, ``stats``
+    (a name that is no statistic, none, or one named twice), or
     delimited-file options (more than one of ``csv``, ``tsv`` and
     ``delimiter``; ``key``, ``value``, ``nulls`` or ``on_error`` without
     them; ``on_error`` other than ``"fail"`` or ``"skip"``).
     """
     dialect = _dialect(csv, tsv, delimiter, key, value, nulls, on_error)
-    summary = _aggregate(_paths(paths), threads, engine, _columns(columns), dialect, decimals)
+    summary = _aggregate(
+        _paths(paths), threads, engine, _columns(columns), dialect, decimals, _statistics(stats)
+    )
     _warn_skipped(summary.skipped, stacklevel=2)
     return summary
 
@@ -299,6 +351,7 @@ def partial(
     value: Optional[ColumnRef] = None,
     nulls: Union[str, Iterable[str], None] = None,
     on_error: Optional[str] = None,
+    stats: Optional[Stats] = None,
 ) -> Partial:
     """The exact partial state of the file at ``path``, or of its byte range
     ``start..end``: the lines whose first byte lies in the range (the line
@@ -328,6 +381,11 @@ def partial(
     are reported by a :class:`SkippedRowsWarning` (its ``.count`` and
     ``.first``), each row by its line in the file.
 
+    ``stats`` (:func:`aggregate`'s) makes each key keep what those
+    statistics need (a sum of squares, counts per value), so that the
+    partials' merge shows them: ``brc.merge(parts).finish()`` then
+    :meth:`Summary.with_statistics`.
+
     Errors are those of :func:`aggregate`; a malformed line or row in a
     range is reported with its line number in the file. The GIL is
     released.
@@ -338,7 +396,9 @@ def partial(
     if not 0 <= start <= end:
         raise ValueError(f"expected 0 <= start <= end, found {start}..{end}")
     dialect = _dialect(csv, tsv, delimiter, key, value, nulls, on_error)
-    partial, skipped = _partial_file(path, start, end, threads, _columns(columns), dialect)
+    partial, skipped = _partial_file(
+        path, start, end, threads, _columns(columns), dialect, _statistics(stats)
+    )
     _warn_skipped(skipped, stacklevel=2)
     return partial
 
@@ -356,6 +416,7 @@ def partial_bytes(
     value: Optional[ColumnRef] = None,
     nulls: Union[str, Iterable[str], None] = None,
     on_error: Optional[str] = None,
+    stats: Optional[Stats] = None,
 ) -> Partial:
     """The exact partial state of bytes the caller holds (a remote read).
 
@@ -376,10 +437,13 @@ def partial_bytes(
     line and column in ``data``; with ``on_error="skip"`` bad rows are
     skipped instead and reported by a :class:`SkippedRowsWarning`, each
     row by its line in ``data``, its path ``"<bytes>"``.
+
+    ``stats`` makes each key keep what those statistics need, as for
+    :func:`partial`.
     """
     dialect = _dialect(csv, tsv, delimiter, key, value, nulls, on_error)
     partial, skipped = _partial_bytes(
-        data, first_line_is_whole, threads, _columns(columns), dialect
+        data, first_line_is_whole, threads, _columns(columns), dialect, _statistics(stats)
     )
     _warn_skipped(skipped, stacklevel=2)
     return partial

@@ -49,14 +49,17 @@ class DataError(ValueError):
     """What is wrong: ``expected ..., found ...``."""
 
 class Summary:
-    """The result of an aggregation: each station's min, mean and max.
+    """The result of an aggregation: each station's min, mean and max, or
+    the statistics asked (:attr:`statistics`).
 
     Stations (a delimited file's keys) are sorted by the bytes of their
     names. ``str(summary)`` is the official one-line result the ``brc``
     command prints (without its final newline); ``len(summary)`` the number
-    of stations. Summaries compare equal when every station's stats, the
-    scale, the decimals shown, whether missing values are counted and the
-    bad rows skipped (:attr:`skipped`) are equal.
+    of stations. Summaries compare equal when every station's stats (with
+    what they keep for the statistics: a sum of squares, counts per
+    value), the scale, the decimals shown, whether missing values are
+    counted, the statistics shown and the bad rows skipped
+    (:attr:`skipped`) are equal.
 
     It implements the Arrow PyCapsule interface (``__arrow_c_stream__``):
     ``pyarrow.table(summary)``, ``polars.DataFrame(summary)`` and other
@@ -70,18 +73,40 @@ class Summary:
     values are decimal128(18, :attr:`decimals`), SQL's ``DECIMAL(18, S)``
     (38 digits where ``with_decimals`` padded one past 18), nullable: a
     station with no value at all (count 0) has a null min, mean and max.
+
+    A summary shown with statistics (``stats=``, :meth:`with_statistics`)
+    has, after ``station``, one column per statistic, in the order asked,
+    named as the command line names it (``count``, ``sum``, ``min``,
+    ``max``, ``mean``, ``stddev``, ``stddev_pop``, ``median``, ``p99.9``):
+    ``count`` uint64; ``sum`` decimal128(38, S); each other
+    decimal128(18, S) (38 digits for a sample standard deviation that
+    needs more: it may reach √2 times half the range), S the decimals
+    shown, each the exact value printed; then ``missing`` (int64) when the
+    summary counts missing values. A station lacking a statistic (no
+    values; one value, for ``stddev``) has a null, so ``stddev`` is always
+    nullable, and every statistic but ``count`` is for a summary that
+    counts missing values. ``str(summary)`` and :meth:`format` show the
+    statistics as the command line's ``--stats`` does (``-`` for one
+    lacking, an empty CSV cell, JSON's ``null``).
     """
 
     def __len__(self) -> int: ...
     def __eq__(self, other: object) -> bool: ...
     @staticmethod
-    def from_partial_bytes(data: bytes, decimals: Optional[int] = None) -> "Summary":
+    def from_partial_bytes(
+        data: bytes, decimals: Optional[int] = None, stats: Optional[Stats] = None
+    ) -> "Summary":
         """The summary of a partial in the ``brc-partial`` format, shown with
-        ``decimals`` (default: its scale); summaries pickle as their partial,
-        which holds every station's exact state, their decimals and the bad
-        rows skipped."""
+        ``decimals`` (default: its scale) and the statistics ``stats``
+        (default: min, mean and max), as ``brc merge --decimals N --stats
+        LIST`` shows it: a ``ValueError`` for a statistic that needs what
+        the partial's keys did not keep. Summaries pickle as their partial,
+        which holds every station's exact state, with their decimals, their
+        statistics and the bad rows skipped."""
     @staticmethod
-    def _restore(data: bytes, decimals: int, skipped: "Skipped") -> "Summary":
+    def _restore(
+        data: bytes, decimals: int, skipped: "Skipped", stats: Optional[list[str]] = None
+    ) -> "Summary":
         """A pickled summary: see ``__reduce__``."""
     def _skipping(self, skipped: "Skipped") -> "Summary":
         """The same summary, its run having skipped the bad rows
@@ -110,8 +135,22 @@ class Summary:
     def with_decimals(self, decimals: int) -> "Summary":
         """The same summary shown with ``decimals`` decimals (0 to 9, the
         command line's ``--decimals``): padded with zeros, or rounded half
-        toward +inf. Raises ``OverflowError`` if a value does not fit 18
-        digits so, ``ValueError`` for ``decimals`` out of range."""
+        toward +inf, the statistics it shows kept. Raises ``OverflowError``
+        if a value does not fit 18 digits so, ``ValueError`` for
+        ``decimals`` out of range."""
+    @property
+    def statistics(self) -> Optional[list[str]]:
+        """The statistics it shows, by name, in order, as the command line
+        names them (``["count", "median", "p99.9"]``; ``p05`` is named
+        ``p5``); ``None`` for min, mean and max, the default (whose tables
+        have a ``count`` column too)."""
+    def with_statistics(self, stats: Stats) -> "Summary":
+        """The same summary shown with the statistics ``stats`` (see
+        :func:`brc.aggregate`), as the command line's ``--stats``. Raises
+        ``ValueError`` for a name that is no statistic, none, one named
+        twice, or one that needs what its stations did not keep (a
+        median of a summary aggregated without a quantile asked); a
+        ``TypeError`` for ``stats`` of the wrong type."""
     def format(self, format: str) -> str:
         """The text ``brc --format <format>`` writes, final newline included.
 
@@ -135,8 +174,9 @@ class Partial:
     """The exact, mergeable state of an aggregation: per station its count,
     sum, min and max in integer units (tenths for the challenge's text and
     Parquet; a delimited file's at the scale of its most precise value),
-    and its count of missing values (a delimited file's), sorted by name
-    bytes.
+    its count of missing values (a delimited file's), and what the
+    statistics asked of its run (``stats=``) need: the sum of squares,
+    the count of each distinct value; sorted by name bytes.
 
     Partials of any pieces of an input merge (:func:`brc.merge`) into the
     partial of the whole, exactly, in any order (values of different
@@ -172,6 +212,10 @@ skipped (``on_error="skip"``)."""
 Skipped = tuple[int, list[tuple[str, int]]]
 """Bad rows skipped: how many, and the first five as ``(path, line)``."""
 
+Stats = Union[str, Sequence[str]]
+"""Statistics as :func:`brc._statistics` gives them: a comma-separated
+list (the command line's ``--stats``), or a sequence of names."""
+
 def partial_file(
     path: str,
     start: int,
@@ -179,9 +223,11 @@ def partial_file(
     threads: Optional[int],
     columns: tuple[str, str],
     dialect: Optional[Dialect] = None,
+    stats: Optional[Stats] = None,
 ) -> tuple[Partial, Skipped]:
-    """See :func:`brc.partial`: the partial of a byte range of a file, and
-    the bad rows it skipped (which a partial does not hold)."""
+    """See :func:`brc.partial`: the partial of a byte range of a file, each
+    key keeping what ``stats`` need, and the bad rows it skipped (which a
+    partial does not hold)."""
 
 def partial_bytes(
     data: bytes,
@@ -189,9 +235,11 @@ def partial_bytes(
     threads: Optional[int],
     columns: tuple[str, str],
     dialect: Optional[Dialect] = None,
+    stats: Optional[Stats] = None,
 ) -> tuple[Partial, Skipped]:
-    """See :func:`brc.partial_bytes`: the partial, and the bad rows skipped
-    (which a partial does not hold), named ``<bytes>``."""
+    """See :func:`brc.partial_bytes`: the partial, each key keeping what
+    ``stats`` need, and the bad rows skipped (which a partial does not
+    hold), named ``<bytes>``."""
 
 def aggregate(
     paths: Sequence[str],
@@ -200,12 +248,19 @@ def aggregate(
     columns: tuple[str, str],
     dialect: Optional[Dialect] = None,
     decimals: Optional[int] = None,
+    stats: Optional[Stats] = None,
 ) -> Summary:
     """See :func:`brc.aggregate`, which normalises the arguments."""
 
 def check_decimals(decimals: int) -> int:
     """``decimals`` if a summary can be shown with it (0 to 9), else a
     ``ValueError``: for a caller that checks before a long run."""
+
+def check_statistics(stats: Optional[Stats] = None) -> Optional[list[str]]:
+    """The names of the statistics ``stats`` names, as
+    :attr:`Summary.statistics` gives them (``None`` for ``None``), else a
+    ``ValueError``: for a caller that checks before a long run and hands
+    them on (:mod:`brc.dask`)."""
 
 def data_error(
     path: str,

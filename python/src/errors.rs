@@ -3,6 +3,7 @@
 //! file or row of one, a partial), `OSError` (and its subclasses, by
 //! errno) for I/O, an `OverflowError` for merged totals beyond their
 //! format's integers and for values that do not fit the decimals asked,
+//! a `ValueError` for statistics that cannot be shown,
 //! and a `RuntimeError` rather than pyo3's `PanicException` should the
 //! library ever panic.
 //! Each is built in one function here; the pure-Python half builds its
@@ -37,6 +38,8 @@ pub enum Failure {
     Overflow(brc::partial::OverflowError),
     /// Values that do not fit 18 digits with the decimals asked.
     Decimals(brc::DecimalsError),
+    /// Statistics the summary's keys do not keep what they need for.
+    Statistics(brc::StatisticsError),
     /// The library panicked: a bug, reported as such.
     Panic(String),
 }
@@ -82,6 +85,7 @@ impl From<Failure> for PyErr {
             Failure::At { path, error } => other_error(&path, &error),
             Failure::Overflow(e) => PyOverflowError::new_err(e.to_string()),
             Failure::Decimals(e) => PyOverflowError::new_err(e.to_string()),
+            Failure::Statistics(e) => statistics_error(&e),
             Failure::Panic(message) => {
                 PyRuntimeError::new_err(format!("brc: internal error: {message}"))
             }
@@ -94,6 +98,14 @@ impl From<Failure> for PyErr {
 /// line's message.
 pub fn other_error(path: &str, e: &dyn Display) -> PyErr {
     PyRuntimeError::new_err(format!("{path}: {e}"))
+}
+
+/// The `ValueError` for statistics that cannot be shown, as `why` says:
+/// a name that is no statistic, none at all, one named twice, or one that
+/// needs what the summary's keys do not keep (a median of a summary made
+/// without it asked).
+pub fn statistics_error(why: &dyn Display) -> PyErr {
+    PyValueError::new_err(why.to_string())
 }
 
 /// The exception for a partial in the `brc-partial` format that could not

@@ -7,17 +7,19 @@ mod arrow;
 mod dialect;
 mod errors;
 mod partial;
+mod statistics;
 mod summary;
 
 use std::path::PathBuf;
 
-use brc::{Columns, Dialect, Engine, Inputs, Options, Source, MAX_SCALE, MAX_THREADS};
+use brc::{Columns, Dialect, Engine, Inputs, Kept, Options, Source, MAX_SCALE, MAX_THREADS};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyInt;
 
 use crate::dialect::DialectArg;
 use crate::errors::{guarded, Failure};
+use crate::statistics::StatisticsArg;
 use crate::summary::Summary;
 
 /// Big blocks on huge pages, as in the `brc` binary: see `brc::alloc`.
@@ -79,9 +81,17 @@ pub(crate) fn columns((key, value): (String, String)) -> Columns {
 
 /// The files at `paths` (a directory stands for the regular files in it),
 /// as the command line lists them, Parquet files' names and values read
-/// from `columns`, text files read as `dialect` says if given.
-pub(crate) fn inputs(paths: Vec<PathBuf>, columns: Columns, dialect: Option<Dialect>) -> Inputs {
-    let inputs = Inputs::new(paths.into_iter().map(Source::from_path)).columns(columns);
+/// from `columns`, text files read as `dialect` says if given, each key
+/// keeping what `kept` says (what the statistics asked need).
+pub(crate) fn inputs(
+    paths: Vec<PathBuf>,
+    columns: Columns,
+    dialect: Option<Dialect>,
+    kept: Kept,
+) -> Inputs {
+    let inputs = Inputs::new(paths.into_iter().map(Source::from_path))
+        .columns(columns)
+        .keeping(kept);
     match dialect {
         Some(dialect) => inputs.delimited(dialect),
         None => inputs,
@@ -90,11 +100,13 @@ pub(crate) fn inputs(paths: Vec<PathBuf>, columns: Columns, dialect: Option<Dial
 
 /// Aggregates the files at `paths` (a directory stands for the regular
 /// files in it; text, delimited text as `dialect` says, or Parquet) into
-/// one summary shown with `decimals`, as the command line reads them,
-/// without the GIL; with the bad rows skipped, if `dialect` says to skip
-/// them, named by their inputs' paths.
+/// one summary shown with `decimals` and the statistics `stats` (each key
+/// keeping what they need), as the command line reads them, without the
+/// GIL; with the bad rows skipped, if `dialect` says to skip them, named
+/// by their inputs' paths.
 #[pyfunction]
-#[pyo3(signature = (paths, threads, engine_name, columns, dialect = None, decimals = None))]
+#[pyo3(signature = (paths, threads, engine_name, columns, dialect = None, decimals = None, stats = None))]
+#[allow(clippy::too_many_arguments)]
 fn aggregate(
     py: Python<'_>,
     paths: Vec<PathBuf>,
@@ -103,20 +115,27 @@ fn aggregate(
     columns: (String, String),
     dialect: Option<DialectArg>,
     decimals: Option<Bound<'_, PyInt>>,
+    stats: Option<StatisticsArg>,
 ) -> PyResult<Summary> {
     let engine = engine(engine_name)?;
     let options = options(threads.as_ref())?;
     let columns = self::columns(columns);
     let dialect = dialect::dialect(dialect)?;
     let decimals = self::decimals(decimals.as_ref())?;
+    let statistics = statistics::statistics(stats)?;
+    let kept = statistics.as_ref().map_or(Kept::Basic, |s| s.kept());
     let (summary, skipped) = py.detach(|| {
         guarded(|| {
-            let inputs = self::inputs(paths, columns, dialect);
+            let inputs = self::inputs(paths, columns, dialect, kept);
             let sources = self::sources(&inputs);
             let summary = inputs.aggregate(engine, &options)?;
             let skipped = summary::skipped(&summary, &sources);
             let summary = match decimals {
                 Some(n) => summary.with_decimals(n).map_err(Failure::Decimals)?,
+                None => summary,
+            };
+            let summary = match statistics {
+                Some(s) => summary.with_statistics(s).map_err(Failure::Statistics)?,
                 None => summary,
             };
             Ok((summary, skipped))
@@ -142,6 +161,7 @@ fn _brc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(partial::merge, m)?)?;
     m.add_function(wrap_pyfunction!(errors::data_error, m)?)?;
     m.add_function(wrap_pyfunction!(check_decimals, m)?)?;
+    m.add_function(wrap_pyfunction!(statistics::check_statistics, m)?)?;
     m.add("DataError", m.py().get_type::<errors::DataError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add(

@@ -7,18 +7,21 @@ use std::io::{Cursor, Write};
 use std::path::PathBuf;
 
 use brc::input::Input;
-use brc::{Dialect, Engine};
+use brc::{Dialect, Engine, Kept};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
 
 use crate::dialect::DialectArg;
 use crate::errors::{guarded, Failure};
+use crate::statistics::StatisticsArg;
 use crate::summary::{Skipped, Summary};
 
 /// The exact, mergeable state of an aggregation: per station its count,
 /// sum, min and max in integer units (tenths for the challenge's text and
-/// Parquet), and its count of missing values for a delimited file's.
+/// Parquet), its count of missing values for a delimited file's, and what
+/// the statistics asked of its run need (the sum of squares, the counts
+/// per value).
 #[pyclass(module = "brc", name = "Partial", frozen)]
 pub struct Partial {
     inner: brc::Partial,
@@ -76,11 +79,12 @@ impl Partial {
 /// decompressed, which only the range holding byte 0 reads; the rows of a
 /// delimited file read as `dialect` says, its quotes counted from its
 /// start), or of the row groups whose first byte does (a Parquet file, its
-/// names and values read from `columns`), without the GIL; and the bad
-/// rows skipped, if `dialect` says to skip them (a partial holds none),
-/// named by the path.
+/// names and values read from `columns`), each key keeping what the
+/// statistics `stats` need, without the GIL; and the bad rows skipped, if
+/// `dialect` says to skip them (a partial holds none), named by the path.
 #[pyfunction]
-#[pyo3(signature = (path, start, end, threads, columns, dialect = None))]
+#[pyo3(signature = (path, start, end, threads, columns, dialect = None, stats = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn partial_file(
     py: Python<'_>,
     path: PathBuf,
@@ -89,13 +93,15 @@ pub fn partial_file(
     threads: Option<Bound<'_, PyInt>>,
     columns: (String, String),
     dialect: Option<DialectArg>,
+    stats: Option<StatisticsArg>,
 ) -> PyResult<(Partial, Skipped)> {
     let options = crate::options(threads.as_ref())?;
     let columns = crate::columns(columns);
     let dialect = crate::dialect::dialect(dialect)?;
+    let kept = kept(stats)?;
     let (inner, skipped) = py.detach(|| {
         guarded(|| {
-            let inputs = crate::inputs(vec![path], columns, dialect).within(start..end);
+            let inputs = crate::inputs(vec![path], columns, dialect, kept).within(start..end);
             let sources = crate::sources(&inputs);
             let summary = inputs.aggregate(Engine::Fast, &options)?;
             let skipped = crate::summary::skipped(&summary, &sources);
@@ -111,10 +117,11 @@ pub fn partial_file(
 /// from `columns`; a whole delimited file, read as `dialect` says), else
 /// from the first line start after a `\n` on (the line before belongs to
 /// the bytes before), which a delimited file's bytes cannot be: its rows
-/// are told apart from its start on. With the bad rows skipped, if
-/// `dialect` says to skip them, named `<bytes>`.
+/// are told apart from its start on. Each key keeps what the statistics
+/// `stats` need. With the bad rows skipped, if `dialect` says to skip
+/// them, named `<bytes>`.
 #[pyfunction]
-#[pyo3(signature = (data, first_line_is_whole, threads, columns, dialect = None))]
+#[pyo3(signature = (data, first_line_is_whole, threads, columns, dialect = None, stats = None))]
 pub fn partial_bytes(
     py: Python<'_>,
     data: &[u8],
@@ -122,10 +129,12 @@ pub fn partial_bytes(
     threads: Option<Bound<'_, PyInt>>,
     columns: (String, String),
     dialect: Option<DialectArg>,
+    stats: Option<StatisticsArg>,
 ) -> PyResult<(Partial, Skipped)> {
     let options = crate::options(threads.as_ref())?;
     let columns = crate::columns(columns);
     let dialect = crate::dialect::dialect(dialect)?;
+    let kept = kept(stats)?;
     if dialect.is_some() && !first_line_is_whole {
         return Err(PyValueError::new_err(
             "a delimited file's bytes are read whole, from its header on: \
@@ -136,21 +145,30 @@ pub fn partial_bytes(
     let name = NAME.as_ref();
     let (inner, skipped) = py.detach(|| {
         guarded(|| {
-            let summary = if first_line_is_whole && (is_parquet(data) || dialect.is_some()) {
-                file_bytes(data, columns, dialect, &options)
-            } else if first_line_is_whole {
-                let input = Input::from_reader(Cursor::new(data.to_vec()))
-                    .map_err(|e| Failure::at(name, e.into()))?;
-                input.aggregate(Engine::Fast, &options)
-            } else {
-                let skip = memchr::memchr(b'\n', data).map_or(data.len(), |nl| nl + 1);
-                brc::aggregate(&data[skip..], Engine::Fast, &options).map_err(|mut e| {
-                    // Where the line is in `data`.
-                    e.offset += skip as u64;
-                    e.line += u64::from(skip > 0);
-                    e.into()
-                })
-            };
+            // The library keeps more than the basic stats of files only:
+            // such bytes are read as one, a range of them as a file's
+            // range (from byte 1: the line holding it is the bytes
+            // before's unless it starts there), whose errors are counted
+            // from the file's start, as from `data`'s.
+            let detailed = kept > Kept::Basic;
+            let summary =
+                if first_line_is_whole && (is_parquet(data) || dialect.is_some() || detailed) {
+                    file_bytes(data, 0, columns, dialect, kept, &options)
+                } else if detailed {
+                    file_bytes(data, 1, columns, None, kept, &options)
+                } else if first_line_is_whole {
+                    let input = Input::from_reader(Cursor::new(data.to_vec()))
+                        .map_err(|e| Failure::at(name, e.into()))?;
+                    input.aggregate(Engine::Fast, &options)
+                } else {
+                    let skip = memchr::memchr(b'\n', data).map_or(data.len(), |nl| nl + 1);
+                    brc::aggregate(&data[skip..], Engine::Fast, &options).map_err(|mut e| {
+                        // Where the line is in `data`.
+                        e.offset += skip as u64;
+                        e.line += u64::from(skip > 0);
+                        e.into()
+                    })
+                };
             let summary = summary.map_err(|e| Failure::at(name, e))?;
             let skipped = crate::summary::skipped(&summary, &[NAME.to_string()]);
             Ok((brc::Partial::from(summary), skipped))
@@ -166,20 +184,32 @@ fn is_parquet(data: &[u8]) -> bool {
     data.len() >= 12 && data.starts_with(MAGIC) && data.ends_with(MAGIC)
 }
 
-/// Aggregates `data`, a Parquet file (its names and values read from
-/// `columns`) or a delimited file (read as `dialect` says), which the
-/// library reads from a file only: from a temporary file, removed after.
+/// Aggregates `data` from byte `start` on, as a file's range (byte 0: the
+/// whole file), a Parquet file (its names and values read from
+/// `columns`), a delimited file (read as `dialect` says) or text, each
+/// key keeping what `kept` says, which the library does for files only:
+/// from a temporary file, removed after.
 fn file_bytes(
     data: &[u8],
+    start: u64,
     columns: brc::Columns,
     dialect: Option<Dialect>,
+    kept: Kept,
     options: &brc::Options,
 ) -> Result<brc::Summary, brc::Error> {
     let mut file = tempfile::Builder::new().prefix("brc-bytes-").tempfile()?;
     file.write_all(data)?;
     file.flush()?;
-    let inputs = crate::inputs(vec![file.path().to_path_buf()], columns, dialect);
+    let inputs = crate::inputs(vec![file.path().to_path_buf()], columns, dialect, kept);
+    let inputs = inputs.within(start..u64::MAX);
     inputs.aggregate(Engine::Fast, options).map_err(|e| e.error)
+}
+
+/// What each key keeps for the statistics `stats` (`None`: none asked),
+/// checked as `brc.aggregate` checks them.
+fn kept(stats: Option<StatisticsArg>) -> PyResult<Kept> {
+    let statistics = crate::statistics::statistics(stats)?;
+    Ok(statistics.map_or(Kept::Basic, |s| s.kept()))
 }
 
 /// Merges partials into the partial of all their inputs.

@@ -9,10 +9,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyInt, PyTuple};
 
 use crate::errors::{guarded, Failure};
+use crate::statistics::StatisticsArg;
 
-/// The result of an aggregation: every station's min, mean and max, sorted
-/// by the bytes of its name, at the decimals it is shown with, and the bad
-/// rows its run skipped. Shared, never copied, by its Arrow exports.
+/// The result of an aggregation: every station's min, mean and max (or
+/// the statistics asked), sorted by the bytes of its name, at the
+/// decimals it is shown with, and the bad rows its run skipped. Shared,
+/// never copied, by its Arrow exports.
 #[pyclass(module = "brc", name = "Summary", frozen)]
 pub struct Summary {
     inner: Arc<brc::Summary>,
@@ -61,6 +63,30 @@ impl Summary {
         let shown = py.detach(|| summary.with_decimals(n).map_err(Failure::Decimals))?;
         Ok(Summary::skipping(shown, self.skipped))
     }
+
+    /// The summary shown with the statistics `stats`, if given: a
+    /// `ValueError` for a name that is no statistic, or one its keys do
+    /// not keep what it needs for.
+    fn showing(self, py: Python<'_>, stats: Option<StatisticsArg>) -> PyResult<Summary> {
+        let Some(statistics) = crate::statistics::statistics(stats)? else {
+            return Ok(self);
+        };
+        let summary = Arc::unwrap_or_clone(self.inner);
+        let shown = py.detach(|| {
+            summary
+                .with_statistics(statistics)
+                .map_err(Failure::Statistics)
+        })?;
+        Ok(Summary::skipping(shown, self.skipped))
+    }
+
+    /// A summary sharing this one's stations and bad rows skipped.
+    fn shared(&self) -> Summary {
+        Summary {
+            inner: Arc::clone(&self.inner),
+            skipped: self.skipped.clone(),
+        }
+    }
 }
 
 /// The output format named `name`, or a `ValueError` listing the names.
@@ -100,15 +126,17 @@ impl Summary {
         self.inner.len()
     }
 
-    /// Equal stations, scale, decimals, counting of missing values and bad
-    /// rows skipped (named by path, so that a run of `brc.dask` and one of
-    /// `brc.aggregate` over the same files compare equal).
+    /// Equal stations, scale, decimals, counting of missing values,
+    /// statistics shown and bad rows skipped (named by path, so that a run
+    /// of `brc.dask` and one of `brc.aggregate` over the same files
+    /// compare equal).
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         other.cast::<Summary>().is_ok_and(|o| {
             let (a, b) = (&*self.inner, &*o.get().inner);
             a.scale() == b.scale()
                 && a.decimals() == b.decimals()
                 && a.counts_missing() == b.counts_missing()
+                && a.statistics() == b.statistics()
                 && a.iter().eq(b.iter())
                 && self.skipped == o.get().skipped
         })
@@ -121,8 +149,9 @@ impl Summary {
     }
 
     /// Pickled as its partial (the `brc-partial` format), which holds every
-    /// station's exact state, its decimals and the bad rows skipped, so
-    /// that a summary crosses processes (Dask tasks) whole.
+    /// station's exact state and what its statistics need, with its
+    /// decimals, the statistics it shows and the bad rows skipped, so that
+    /// a summary crosses processes (Dask tasks) whole.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
         let this = slf.get();
@@ -131,19 +160,23 @@ impl Summary {
         let bytes = PyBytes::new(py, text.as_bytes()).into_any();
         let decimals = this.inner.decimals().into_pyobject(py)?.into_any();
         let skipped = this.skipped.clone().into_pyobject(py)?.into_any();
-        let args = PyTuple::new(py, [bytes, decimals, skipped])?;
+        let names = this.inner.statistics().map(crate::statistics::names);
+        let stats = names.into_pyobject(py)?.into_any();
+        let args = PyTuple::new(py, [bytes, decimals, skipped, stats])?;
         PyTuple::new(py, [restore, args.into_any()])
     }
 
     /// The summary pickled by `__reduce__`.
     #[staticmethod]
+    #[pyo3(signature = (data, decimals, skipped, stats = None))]
     fn _restore(
         py: Python<'_>,
         data: &[u8],
         decimals: Bound<'_, PyInt>,
         skipped: Skipped,
+        stats: Option<StatisticsArg>,
     ) -> PyResult<Summary> {
-        let summary = Summary::from_partial_bytes(py, data, Some(decimals))?;
+        let summary = Summary::from_partial_bytes(py, data, Some(decimals), stats)?;
         Ok(Summary::skipping(
             Arc::unwrap_or_clone(summary.inner),
             skipped,
@@ -168,19 +201,23 @@ impl Summary {
     }
 
     /// The summary of a partial in the `brc-partial` format, shown with
-    /// `decimals` (default: its scale's).
+    /// `decimals` (default: its scale's) and the statistics `stats` (as
+    /// `brc merge --decimals N --stats LIST` shows it).
     #[staticmethod]
-    #[pyo3(signature = (data, decimals = None))]
+    #[pyo3(signature = (data, decimals = None, stats = None))]
     fn from_partial_bytes(
         py: Python<'_>,
         data: &[u8],
         decimals: Option<Bound<'_, PyInt>>,
+        stats: Option<StatisticsArg>,
     ) -> PyResult<Summary> {
         let decimals = crate::decimals(decimals.as_ref())?;
         let parsed = py.detach(|| guarded(|| Ok(brc::Partial::parse(data))))?;
         let partial = parsed.map_err(crate::errors::partial_error)?;
         let summary = py.detach(|| partial.finish());
-        Summary::new(summary).shown_with(py, decimals)
+        Summary::new(summary)
+            .shown_with(py, decimals)?
+            .showing(py, stats)
     }
 
     /// The number of decimals of the units its values are held in: the
@@ -210,11 +247,21 @@ impl Summary {
     /// toward +inf.
     fn with_decimals(&self, py: Python<'_>, decimals: Bound<'_, PyInt>) -> PyResult<Summary> {
         let decimals = crate::decimals(Some(&decimals))?;
-        let summary = Summary {
-            inner: Arc::clone(&self.inner),
-            skipped: self.skipped.clone(),
-        };
-        summary.shown_with(py, decimals)
+        self.shared().shown_with(py, decimals)
+    }
+
+    /// The statistics it shows, by name, in order (`None`: min, mean and
+    /// max, the official ones, with the count beside them in tables).
+    #[getter]
+    fn statistics(&self) -> Option<Vec<String>> {
+        self.inner.statistics().map(crate::statistics::names)
+    }
+
+    /// The same summary shown with the statistics `stats`, as the command
+    /// line's `--stats`: a `ValueError` for a name that is no statistic,
+    /// or one that needs what its keys did not keep.
+    fn with_statistics(&self, py: Python<'_>, stats: StatisticsArg) -> PyResult<Summary> {
+        self.shared().showing(py, Some(stats))
     }
 
     /// The stations as a `pyarrow.Table` (see `__arrow_c_stream__`).
