@@ -1,6 +1,6 @@
 """The native half of :mod:`brc`, a thin layer over the ``brc`` Rust library."""
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Iterable, Optional, Sequence, Union
 
 __version__: str
 """The package's version (its Cargo crate's)."""
@@ -212,9 +212,10 @@ skipped (``on_error="skip"``)."""
 Skipped = tuple[int, list[tuple[str, int]]]
 """Bad rows skipped: how many, and the first five as ``(path, line)``."""
 
-Stats = Union[str, Sequence[str]]
-"""Statistics as :func:`brc._statistics` gives them: a comma-separated
-list (the command line's ``--stats``), or a sequence of names."""
+Stats = Union[str, Iterable[str]]
+"""Statistics as ``stats=`` takes them: a comma-separated list (the
+command line's ``--stats``), or an iterable of names; a ``TypeError``
+for anything else."""
 
 def partial_file(
     path: str,

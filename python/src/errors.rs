@@ -14,7 +14,7 @@ use std::fmt::Display;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use pyo3::exceptions::{PyOSError, PyOverflowError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 pyo3::create_exception!(
@@ -106,6 +106,15 @@ pub fn other_error(path: &str, e: &dyn Display) -> PyErr {
 /// without it asked).
 pub fn statistics_error(why: &dyn Display) -> PyErr {
     PyValueError::new_err(why.to_string())
+}
+
+/// The `TypeError` for `found`, given as statistics and not of a type
+/// they take, as `what` says (`stats names are str`).
+pub fn statistics_type_error(what: &str, found: &Bound<'_, PyAny>) -> PyErr {
+    let shown = found
+        .repr()
+        .map_or_else(|_| "?".to_string(), |r| r.to_string());
+    PyTypeError::new_err(format!("{what}, found {shown}"))
 }
 
 /// The exception for a partial in the `brc-partial` format that could not

@@ -19,7 +19,6 @@ use pyo3::types::PyInt;
 
 use crate::dialect::DialectArg;
 use crate::errors::{guarded, Failure};
-use crate::statistics::StatisticsArg;
 use crate::summary::Summary;
 
 /// Big blocks on huge pages, as in the `brc` binary: see `brc::alloc`.
@@ -115,14 +114,14 @@ fn aggregate(
     columns: (String, String),
     dialect: Option<DialectArg>,
     decimals: Option<Bound<'_, PyInt>>,
-    stats: Option<StatisticsArg>,
+    stats: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Summary> {
     let engine = engine(engine_name)?;
     let options = options(threads.as_ref())?;
     let columns = self::columns(columns);
     let dialect = dialect::dialect(dialect)?;
     let decimals = self::decimals(decimals.as_ref())?;
-    let statistics = statistics::statistics(stats)?;
+    let statistics = statistics::statistics(stats.as_ref())?;
     let kept = statistics.as_ref().map_or(Kept::Basic, |s| s.kept());
     let (summary, skipped) = py.detach(|| {
         guarded(|| {

@@ -14,7 +14,6 @@ use pyo3::types::{PyInt, PyTuple};
 
 use crate::dialect::DialectArg;
 use crate::errors::{guarded, Failure};
-use crate::statistics::StatisticsArg;
 use crate::summary::{Skipped, Summary};
 
 /// The exact, mergeable state of an aggregation: per station its count,
@@ -93,7 +92,7 @@ pub fn partial_file(
     threads: Option<Bound<'_, PyInt>>,
     columns: (String, String),
     dialect: Option<DialectArg>,
-    stats: Option<StatisticsArg>,
+    stats: Option<Bound<'_, PyAny>>,
 ) -> PyResult<(Partial, Skipped)> {
     let options = crate::options(threads.as_ref())?;
     let columns = crate::columns(columns);
@@ -129,7 +128,7 @@ pub fn partial_bytes(
     threads: Option<Bound<'_, PyInt>>,
     columns: (String, String),
     dialect: Option<DialectArg>,
-    stats: Option<StatisticsArg>,
+    stats: Option<Bound<'_, PyAny>>,
 ) -> PyResult<(Partial, Skipped)> {
     let options = crate::options(threads.as_ref())?;
     let columns = crate::columns(columns);
@@ -207,8 +206,8 @@ fn file_bytes(
 
 /// What each key keeps for the statistics `stats` (`None`: none asked),
 /// checked as `brc.aggregate` checks them.
-fn kept(stats: Option<StatisticsArg>) -> PyResult<Kept> {
-    let statistics = crate::statistics::statistics(stats)?;
+fn kept(stats: Option<Bound<'_, PyAny>>) -> PyResult<Kept> {
+    let statistics = crate::statistics::statistics(stats.as_ref())?;
     Ok(statistics.map_or(Kept::Basic, |s| s.kept()))
 }
 

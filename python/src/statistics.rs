@@ -1,29 +1,25 @@
 //! The statistics a summary shows (`stats=`, the command line's
-//! `--stats`) as the pure-Python half hands them over: `brc._statistics`
-//! checks their types and gives either a comma-separated list
-//! (`"min,median,p99,max"`, taken as `--stats` takes it) or a list of
-//! names, one statistic each.
+//! `--stats`) as callers give them: a comma-separated list
+//! (`"min,median,p99,max"`, taken as `--stats` takes it), or an iterable
+//! of names, one statistic each (`["min", "median"]`).
 
 use brc::{Statistic, Statistics, StatisticsError};
 use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyString};
 
 use crate::errors;
 
-/// Statistics as handed over: a comma-separated list, or names.
-#[derive(FromPyObject)]
-pub enum StatisticsArg {
-    List(String),
-    Names(Vec<String>),
-}
-
-/// The statistics `arg` names, in order (`None`: none asked); a
+/// The statistics `stats` names, in order (`None`: none asked); a
 /// `ValueError` for a name that is no statistic, for none at all, and for
-/// one named twice (each names a column of the summary's table).
-pub fn statistics(arg: Option<StatisticsArg>) -> PyResult<Option<Statistics>> {
-    let parsed = match arg {
-        None => return Ok(None),
-        Some(StatisticsArg::List(list)) => Statistics::parse(&list),
-        Some(StatisticsArg::Names(names)) => named(&names),
+/// one named twice (each names a column of the summary's table), a
+/// `TypeError` for `stats` neither a `str` nor an iterable of them.
+pub fn statistics(stats: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Statistics>> {
+    let Some(stats) = stats.filter(|s| !s.is_none()) else {
+        return Ok(None);
+    };
+    let parsed = match stats.cast::<PyString>() {
+        Ok(list) => Statistics::parse(list.to_str()?),
+        Err(_) => named(&names_of(stats)?),
     };
     let statistics = parsed.map_err(|e| errors::statistics_error(&e))?;
     let names = self::names(&statistics);
@@ -35,6 +31,28 @@ pub fn statistics(arg: Option<StatisticsArg>) -> PyResult<Option<Statistics>> {
         }
     }
     Ok(Some(statistics))
+}
+
+/// The names in `stats`, an iterable of `str` other than bytes.
+fn names_of(stats: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    let bytes = stats.is_instance_of::<PyBytes>() || stats.is_instance_of::<PyByteArray>();
+    let items = match bytes {
+        true => None,
+        false => stats.try_iter().ok(),
+    };
+    let Some(items) = items else {
+        return Err(errors::statistics_type_error(
+            "stats must be a comma-separated str or an iterable of names",
+            stats,
+        ));
+    };
+    items
+        .map(|item| {
+            let item = item?;
+            item.extract::<String>()
+                .map_err(|_| errors::statistics_type_error("stats names are str", &item))
+        })
+        .collect()
 }
 
 /// The statistics of `names`, one each: a name holding a comma (or
@@ -58,6 +76,6 @@ pub fn names(statistics: &Statistics) -> Vec<String> {
 /// (`brc.dask`).
 #[pyfunction]
 #[pyo3(signature = (stats = None))]
-pub fn check_statistics(stats: Option<StatisticsArg>) -> PyResult<Option<Vec<String>>> {
-    Ok(statistics(stats)?.as_ref().map(names))
+pub fn check_statistics(stats: Option<Bound<'_, PyAny>>) -> PyResult<Option<Vec<String>>> {
+    Ok(statistics(stats.as_ref())?.as_ref().map(names))
 }

@@ -9,7 +9,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyInt, PyTuple};
 
 use crate::errors::{guarded, Failure};
-use crate::statistics::StatisticsArg;
 
 /// The result of an aggregation: every station's min, mean and max (or
 /// the statistics asked), sorted by the bytes of its name, at the
@@ -67,8 +66,8 @@ impl Summary {
     /// The summary shown with the statistics `stats`, if given: a
     /// `ValueError` for a name that is no statistic, or one its keys do
     /// not keep what it needs for.
-    fn showing(self, py: Python<'_>, stats: Option<StatisticsArg>) -> PyResult<Summary> {
-        let Some(statistics) = crate::statistics::statistics(stats)? else {
+    fn showing(self, py: Python<'_>, stats: Option<Bound<'_, PyAny>>) -> PyResult<Summary> {
+        let Some(statistics) = crate::statistics::statistics(stats.as_ref())? else {
             return Ok(self);
         };
         let summary = Arc::unwrap_or_clone(self.inner);
@@ -174,7 +173,7 @@ impl Summary {
         data: &[u8],
         decimals: Bound<'_, PyInt>,
         skipped: Skipped,
-        stats: Option<StatisticsArg>,
+        stats: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Summary> {
         let summary = Summary::from_partial_bytes(py, data, Some(decimals), stats)?;
         Ok(Summary::skipping(
@@ -209,7 +208,7 @@ impl Summary {
         py: Python<'_>,
         data: &[u8],
         decimals: Option<Bound<'_, PyInt>>,
-        stats: Option<StatisticsArg>,
+        stats: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Summary> {
         let decimals = crate::decimals(decimals.as_ref())?;
         let parsed = py.detach(|| guarded(|| Ok(brc::Partial::parse(data))))?;
@@ -260,7 +259,7 @@ impl Summary {
     /// The same summary shown with the statistics `stats`, as the command
     /// line's `--stats`: a `ValueError` for a name that is no statistic,
     /// or one that needs what its keys did not keep.
-    fn with_statistics(&self, py: Python<'_>, stats: StatisticsArg) -> PyResult<Summary> {
+    fn with_statistics(&self, py: Python<'_>, stats: Bound<'_, PyAny>) -> PyResult<Summary> {
         self.shared().showing(py, Some(stats))
     }
 
