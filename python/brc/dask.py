@@ -7,7 +7,9 @@ the rows that start in it, telling them apart by counting quotes from the
 file's start.
 
 Only partials travel between workers and to the client (a few dozen bytes
-per station, in the ``brc-partial`` format when pickled), never rows. Every
+per station, in the ``brc-partial`` format when pickled, and what the
+statistics asked need: a sum of squares, counts per distinct value),
+never rows. Every
 line is counted once, by the range that holds its first byte, so the result
 is the command line's, byte for byte, for any ``split_bytes``; a task that
 Dask runs again (a worker lost mid-job) computes the same partial again,
@@ -131,6 +133,7 @@ def aggregate(
     nulls: Union[str, Iterable[str], None] = None,
     on_error: Optional[str] = None,
     decimals: Optional[int] = None,
+    stats: Optional[brc.Stats] = None,
 ) -> brc.Summary:
     """Aggregates the files at ``urlpaths`` on Dask into one summary.
 
@@ -161,6 +164,13 @@ def aggregate(
     up and keep the first five by file (in argument order) and line, so
     that :attr:`brc.Summary.skipped` and the :class:`brc.SkippedRowsWarning`
     (warned on the client) are a single run's.
+
+    ``stats`` picks the statistics the summary shows, as for
+    :func:`brc.aggregate` (checked before any task runs): each task's
+    partial keeps what they need (a sum of squares for the standard
+    deviations, a count per distinct value for the median and
+    percentiles), which merges exactly, so the result is a single run's,
+    quantiles and standard deviations too.
 
     Tasks run on ``client``, else on the current ``distributed.Client`` if
     there is one, else on Dask's local threaded scheduler. Local files are
@@ -201,6 +211,7 @@ def aggregate(
     dialect = brc._dialect(csv, tsv, delimiter, key, value, nulls, on_error)
     if decimals is not None:
         brc._check_decimals(decimals)
+    stats = brc._check_statistics(stats)
     if isinstance(urlpaths, (str, os.PathLike)):
         urlpaths = [urlpaths]
     urlpaths = [os.fspath(u) for u in urlpaths]
@@ -222,14 +233,14 @@ def aggregate(
     keys = []
     for i, piece in enumerate(pieces):
         task = (f"brc-piece-{token}", i)
-        graph[task] = (_run_piece, fs, piece, columns, dialect)
+        graph[task] = (_run_piece, fs, piece, columns, dialect, stats)
         keys.append(task)
     headers = []
     if dialect is not None:
         # The empty delimited partial, so that the result is a delimited
         # run's (its missing values counted) even without a text row.
         empty = (f"brc-empty-{token}",)
-        graph[empty] = (_empty, columns, dialect)
+        graph[empty] = (_empty, columns, dialect, stats)
         keys.append(empty)
         if len(files) > 1:
             for order, file in enumerate(files):
@@ -258,7 +269,9 @@ def aggregate(
         first = [(files[order].shown, line) for order, line in result.first]
         summary = summary._skipping((result.skipped, first))
         brc._warn_skipped(summary.skipped, stacklevel=2)
-    return summary if decimals is None else summary.with_decimals(decimals)
+    if decimals is not None:
+        summary = summary.with_decimals(decimals)
+    return summary if stats is None else summary.with_statistics(stats)
 
 
 def _current_client() -> Any:
@@ -426,11 +439,16 @@ def _is_local(fs: Any) -> bool:
 
 
 def _run_piece(
-    fs: Any, piece: _Piece, columns: tuple[str, str], dialect: Optional[brc._Dialect]
+    fs: Any,
+    piece: _Piece,
+    columns: tuple[str, str],
+    dialect: Optional[brc._Dialect],
+    stats: Optional[list[str]] = None,
 ) -> Union[_Part, _Failed]:
     """A task: the partial of ``piece`` (Parquet files' names and values
-    read from ``columns``, text files as ``dialect`` says) and the bad rows
-    it skipped, or its error as a value."""
+    read from ``columns``, text files as ``dialect`` says, each key keeping
+    what the statistics ``stats`` need) and the bad rows it skipped, or its
+    error as a value."""
     base = 0
     local = _is_local(fs)
     everything = 2**64 - 1
@@ -438,15 +456,17 @@ def _run_piece(
         if local or piece.url is not None:
             where = piece.path if local else piece.url
             end = everything if piece.end is None else piece.end
-            done = brc._partial_file(where, piece.start, end, 1, columns, dialect)
+            done = brc._partial_file(where, piece.start, end, 1, columns, dialect, stats)
             return _part(piece, *done)
         if piece.end is None:
-            done = brc._partial_bytes(fs.cat_file(piece.path), True, 1, columns, dialect)
+            data = fs.cat_file(piece.path)
+            done = brc._partial_bytes(data, True, 1, columns, dialect, stats)
             return _part(piece, *done)
         base = max(piece.start - 1, 0)
         read = lambda at, stop: fs.cat_file(piece.path, start=at, end=stop)  # noqa: E731
         data = brc._range_bytes(read, piece.size, base, piece.end)
-        return _Part(brc.partial_bytes(data, first_line_is_whole=piece.start == 0))
+        first = piece.start == 0
+        return _Part(brc.partial_bytes(data, first_line_is_whole=first, stats=stats))
     except brc.DataError as e:
         if e.line is None:
             # A Parquet file's: at a row, or the whole file's.
@@ -489,9 +509,12 @@ def _merge(outcomes: list) -> Union[_Part, _Failed]:
     return _Part(brc.merge([o.partial for o in outcomes]), skipped, tuple(first))
 
 
-def _empty(columns: tuple[str, str], dialect: brc._Dialect) -> _Part:
-    """A task: the partial of an empty delimited file."""
-    partial, _ = brc._partial_bytes(b"", True, 1, columns, dialect)
+def _empty(
+    columns: tuple[str, str], dialect: brc._Dialect, stats: Optional[list[str]] = None
+) -> _Part:
+    """A task: the partial of an empty delimited file (keeping what the
+    statistics ``stats`` need)."""
+    partial, _ = brc._partial_bytes(b"", True, 1, columns, dialect, stats)
     return _Part(partial)
 
 
