@@ -98,9 +98,9 @@ class Summary:
     ) -> "Summary":
         """The summary of a partial in the ``brc-partial`` format, shown with
         ``decimals`` (default: its scale) and the statistics ``stats``
-        (default: min, mean and max), as ``brc merge --decimals N --stats
-        LIST`` shows it: a ``ValueError`` for a statistic that needs what
-        the partial's keys did not keep. Summaries pickle as their partial,
+        (default: min, mean and max), as ``brc merge --stats LIST`` shows
+        them: a ``ValueError`` for a statistic that needs what the
+        partial's keys did not keep. Summaries pickle as their partial,
         which holds every station's exact state, with their decimals, their
         statistics and the bad rows skipped."""
     @staticmethod
@@ -182,8 +182,9 @@ class Partial:
     partial of the whole, exactly, in any order (values of different
     scales brought to the finest). ``bytes(partial)`` is the documented
     ``brc-partial`` text format (docs/PARTIAL-FORMAT.md: ``v1`` for tenths,
-    ``v2`` for a delimited file's), which ``brc merge`` reads; partials
-    pickle as those bytes.
+    ``v2`` for a delimited file's, ``v3`` for keys keeping a sum of
+    squares or counts per value), which ``brc merge`` reads; partials
+    pickle as those bytes. A merge keeps what all its partials keep.
     """
 
     @staticmethod

@@ -144,24 +144,21 @@ pub fn partial_bytes(
     let name = NAME.as_ref();
     let (inner, skipped) = py.detach(|| {
         guarded(|| {
-            // The library keeps more than the basic stats of files only:
-            // such bytes are read as one, a range of them as a file's
-            // range (from byte 1: the line holding it is the bytes
-            // before's unless it starts there), whose errors are counted
-            // from the file's start, as from `data`'s.
+            // The library reads a whole input held in memory (a stream:
+            // decompressed, a byte-order mark skipped) keeping the basic
+            // stats only: keeping more, such bytes are read as a file.
             let detailed = kept > Kept::Basic;
             let summary =
                 if first_line_is_whole && (is_parquet(data) || dialect.is_some() || detailed) {
-                    file_bytes(data, 0, columns, dialect, kept, &options)
-                } else if detailed {
-                    file_bytes(data, 1, columns, None, kept, &options)
+                    file_bytes(data, columns, dialect, kept, &options)
                 } else if first_line_is_whole {
                     let input = Input::from_reader(Cursor::new(data.to_vec()))
                         .map_err(|e| Failure::at(name, e.into()))?;
                     input.aggregate(Engine::Fast, &options)
                 } else {
                     let skip = memchr::memchr(b'\n', data).map_or(data.len(), |nl| nl + 1);
-                    brc::aggregate(&data[skip..], Engine::Fast, &options).map_err(|mut e| {
+                    let lines = &data[skip..];
+                    brc::aggregate_keeping(lines, kept, Engine::Fast, &options).map_err(|mut e| {
                         // Where the line is in `data`.
                         e.offset += skip as u64;
                         e.line += u64::from(skip > 0);
@@ -183,14 +180,12 @@ fn is_parquet(data: &[u8]) -> bool {
     data.len() >= 12 && data.starts_with(MAGIC) && data.ends_with(MAGIC)
 }
 
-/// Aggregates `data` from byte `start` on, as a file's range (byte 0: the
-/// whole file), a Parquet file (its names and values read from
+/// Aggregates `data`, a Parquet file (its names and values read from
 /// `columns`), a delimited file (read as `dialect` says) or text, each
-/// key keeping what `kept` says, which the library does for files only:
-/// from a temporary file, removed after.
+/// key keeping what `kept` says, which the library reads from a file
+/// only: from a temporary file, removed after.
 fn file_bytes(
     data: &[u8],
-    start: u64,
     columns: brc::Columns,
     dialect: Option<Dialect>,
     kept: Kept,
@@ -200,7 +195,6 @@ fn file_bytes(
     file.write_all(data)?;
     file.flush()?;
     let inputs = crate::inputs(vec![file.path().to_path_buf()], columns, dialect, kept);
-    let inputs = inputs.within(start..u64::MAX);
     inputs.aggregate(Engine::Fast, options).map_err(|e| e.error)
 }
 

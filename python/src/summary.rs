@@ -201,7 +201,7 @@ impl Summary {
 
     /// The summary of a partial in the `brc-partial` format, shown with
     /// `decimals` (default: its scale's) and the statistics `stats` (as
-    /// `brc merge --decimals N --stats LIST` shows it).
+    /// `brc merge --stats LIST` shows them).
     #[staticmethod]
     #[pyo3(signature = (data, decimals = None, stats = None))]
     fn from_partial_bytes(
