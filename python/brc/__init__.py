@@ -264,13 +264,13 @@ def aggregate(
 
     ``stats`` picks the statistics the summary shows, as the command
     line's ``--stats`` does (default: min, mean and max): a
-    comma-separated list (``"count,min,median,p99,max"``) or a sequence
+    comma-separated list (``"count,min,median,p99,max"``) or an iterable
     of names, each one of ``count``, ``sum``, ``min``, ``max``, ``mean``,
     ``stddev``, ``stddev_pop``, ``median`` and ``pN`` for N in (0, 100)
     with up to 6 decimals (``p1``, ``p99.9``), in the order given, once
     each. Every one is exact: ``count`` and ``sum`` as integers (the sum
-    rounded half toward +inf if fewer decimals are shown), ``min`` and
-    ``max`` as read, ``mean`` as the official output rounds it;
+    rounded half toward +inf if fewer decimals are shown), ``min``,
+    ``max`` and ``mean`` as without ``stats``;
     ``stddev`` (the sample standard deviation, over n - 1, SQL's
     ``stddev_samp``) and ``stddev_pop`` (over n) computed from the exact
     sums of the values and of their squares and rounded half up at the
@@ -282,8 +282,8 @@ def aggregate(
     value, for ``stddev``) has ``None`` (null) for it. Each key keeps what
     the statistics need: the standard deviations a sum of squares, the
     quantiles a count per distinct value (memory grows with those, never
-    with the rows); see :attr:`Summary.statistics` and
-    :meth:`Summary.to_arrow` for the columns.
+    with the rows). :attr:`Summary.statistics` names them; the
+    :class:`Summary` says which columns its tables then have.
 
     ``threads`` is the number of worker threads (default: every core);
     ``engine`` one of :data:`ENGINES` (``"fast"`` by default, ``"naive"`` the
