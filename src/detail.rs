@@ -263,22 +263,31 @@ impl PartialEq for Form {
 impl Eq for Form {}
 
 impl Form {
-    /// Adds `n` occurrences of `value`.
+    /// Adds `n` occurrences of `value`: inline where it lands in a
+    /// window, as nearly every row of a busy key does.
     #[inline]
     fn add(&mut self, value: i64, n: u64) {
-        match self {
-            Form::Window { lo, bins, carried } => {
-                let at = value.wrapping_sub(*lo) as u64;
-                if at < bins.len() as u64 {
-                    let bin = &mut bins[at as usize];
-                    let (sum, wrapped) = bin.overflowing_add(n as u32);
-                    *bin = sum;
-                    if wrapped || n > u64::from(u32::MAX) {
-                        carry(carried, value, n, wrapped);
-                    }
-                    return;
+        if let Form::Window { lo, bins, carried } = self {
+            let at = value.wrapping_sub(*lo) as u64;
+            if at < bins.len() as u64 {
+                let bin = &mut bins[at as usize];
+                let (sum, wrapped) = bin.overflowing_add(n as u32);
+                *bin = sum;
+                if wrapped || n > u64::from(u32::MAX) {
+                    carry(carried, value, n, wrapped);
                 }
+                return;
             }
+        }
+        self.add_elsewhere(value, n);
+    }
+
+    /// [`Form::add`] past a window: to a few pairs or a map, or once the
+    /// counts have taken a new form.
+    #[inline(never)]
+    fn add_elsewhere(&mut self, value: i64, n: u64) {
+        match self {
+            Form::Window { .. } => {}
             Form::Few(pairs) => {
                 if let Some(p) = pairs.iter_mut().find(|p| p.0 == value) {
                     p.1 += n;

@@ -9,7 +9,6 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use crate::detail::Kept;
 use crate::engine::Accumulator;
 use crate::error::Fault;
 use crate::parse;
@@ -25,27 +24,14 @@ struct Bucket {
     first: usize,
 }
 
-/// `Chunked`'s parameter when its keys keep their sums of squares.
-pub(crate) const SQUARES: u8 = 1;
-/// `Chunked`'s parameter when its keys keep their counts per value too.
-pub(crate) const COUNTS: u8 = 2;
-
-/// One thread's stations, in a foldhash-keyed `HashTable`, each keeping
-/// what `KEPT` says: 0 the basic stats, or [`SQUARES`] or [`COUNTS`]
-/// (a constant, so that the basic engine's loop holds no test of it).
+/// One thread's stations, in a foldhash-keyed `HashTable`.
 #[derive(Default)]
-pub struct Chunked<const KEPT: u8 = 0> {
+pub struct Chunked {
     table: HashTable<Bucket>,
     hasher: foldhash::fast::FixedState,
 }
 
-impl<const KEPT: u8> Chunked<KEPT> {
-    const KEPT: Kept = match KEPT {
-        0 => Kept::Basic,
-        SQUARES => Kept::Squares,
-        _ => Kept::Counts,
-    };
-
+impl Chunked {
     fn add(&mut self, hash: u64, name: &[u8], stats: Stats, first: usize) {
         let found = self
             .table
@@ -68,7 +54,7 @@ impl<const KEPT: u8> Chunked<KEPT> {
     }
 }
 
-impl<const KEPT: u8> Accumulator for Chunked<KEPT> {
+impl Accumulator for Chunked {
     type Shared = ();
 
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault> {
@@ -83,10 +69,7 @@ impl<const KEPT: u8> Accumulator for Chunked<KEPT> {
                 .find_mut(hash, |e| e.hash == hash && &*e.name == name)
             {
                 Some(e) => e.stats.add(value),
-                None => {
-                    let stats = Stats::keeping(Self::KEPT, value.into());
-                    self.add(hash, name, stats, offset + start)
-                }
+                None => self.add(hash, name, Stats::new(value), offset + start),
             }
         }
         Ok(())

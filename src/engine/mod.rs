@@ -9,6 +9,9 @@
 //! - [`chunked`]: bytes instead of strings, `memchr` line splitting, a
 //!   foldhash-keyed `hashbrown::HashTable`, and the file split into
 //!   line-aligned chunks handed to threads through one queue.
+//! - [`keeping`]: not an engine to name but the loop of runs whose
+//!   stations keep more than the basic stats (`--stats` with a standard
+//!   deviation, the median or a percentile), under any engine but `naive`.
 //! - [`fast`] (the default): the same driver with the hand-written scanner
 //!   of [`crate::scan`] (AVX2 where the CPU has it) and the hand-written
 //!   [`crate::table::Table`]; `swar` is the same with the portable kernel.
@@ -20,6 +23,7 @@
 pub(crate) mod chunked;
 mod config;
 pub(crate) mod fast;
+pub(crate) mod keeping;
 pub(crate) mod naive;
 
 use std::sync::Arc;
@@ -100,7 +104,7 @@ pub trait Job {
     /// Does the work with the parallel engine whose per-thread state is `A`.
     fn parallel<A: Accumulator>(self) -> Self::Output;
     /// What each key must keep ([`Kept`]): beyond the basic stats, the
-    /// work is done by `naive` or by `chunked` keeping them.
+    /// work is done by `naive` or by [`keeping`].
     fn kept(&self) -> Kept {
         Kept::Basic
     }
@@ -110,13 +114,13 @@ impl Engine {
     /// Does `job` with this engine.
     ///
     /// A job whose keys keep more than the basic stats runs on `naive`,
-    /// or else on `chunked` keeping them: the fast engines' tables hold
-    /// a key's basic stats in their slots and nothing more.
+    /// or else on [`keeping`]: the fast engines' tables hold a key's basic
+    /// stats in their slots and nothing more.
     pub fn run<J: Job>(self, job: J) -> J::Output {
         match (self, job.kept()) {
             (Engine::Naive, _) => job.naive(),
-            (_, Kept::Squares) => job.parallel::<chunked::Chunked<{ chunked::SQUARES }>>(),
-            (_, Kept::Counts) => job.parallel::<chunked::Chunked<{ chunked::COUNTS }>>(),
+            (_, Kept::Squares) => job.parallel::<keeping::Keeping<false>>(),
+            (_, Kept::Counts) => job.parallel::<keeping::Keeping<true>>(),
             (Engine::Chunked, Kept::Basic) => job.parallel::<chunked::Chunked>(),
             (Engine::Swar, Kept::Basic) => job.parallel::<fast::SwarEngine>(),
             (Engine::Fast, Kept::Basic) => job.parallel::<fast::Fast>(),
