@@ -55,7 +55,7 @@ impl<const COUNTS: bool> Keeping<COUNTS> {
 
     /// Adds a row of `name`, whose key words are `key` if it is short,
     /// and whose line starts at `first`. Inlined in the loop: as a call,
-    /// saving and restoring its registers took a tenth of a row's work.
+    /// it saved and restored registers on every row.
     #[inline(always)]
     fn add(&mut self, name: &[u8], key: Option<(u64, u64)>, value: i64, first: usize) {
         let (table, hash) = match key {
