@@ -362,3 +362,28 @@ fn v3_rows_are_checked_against_what_values_give() {
     assert_eq!(line, 3);
     assert!(matches!(kind, LineError::Detail { .. }), "{kind:?}");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Bytes from the grammar's alphabet, valid or not (two lines read as
+    /// one, a name without its `;`, a value cut short): every engine
+    /// keeping counts per value gives `naive`'s summary or error.
+    #[test]
+    fn keeping_engines_agree_with_naive_on_any_bytes(
+        tokens in prop::collection::vec(prop::sample::select(vec![
+            "a", "bc", "\u{e9}", "0123456789abcdef", ";", ";", "\n", "\n", "1.0\n", "-9.9\n",
+            "99.9\n", "1.", "\u{0}", "a;1.0\n", "b;-0.5\n",
+        ]), 0..60),
+        threads in 1usize..=3,
+        chunk_size in prop::sample::select(vec![1usize, 7, 64, 4 << 20]),
+    ) {
+        let options = Options { threads, chunk_size };
+        let bytes = tokens.concat().into_bytes();
+        let want = brc::aggregate_keeping(&bytes, Kept::Counts, Engine::Naive, &options);
+        for engine in Engine::ALL {
+            let got = brc::aggregate_keeping(&bytes, Kept::Counts, engine, &options);
+            prop_assert_eq!(&got, &want, "{:?}", engine);
+        }
+    }
+}

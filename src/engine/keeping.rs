@@ -144,11 +144,15 @@ impl<const COUNTS: bool> Accumulator for Keeping<COUNTS> {
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault> {
         let mut p = 0;
         while p < chunk.len() {
-            // The quick path: a name, its `;` and a value with its `\n`
-            // in the 8 bytes after it. A name holding a `\n` (two lines
-            // read as one) is refused by the summary at its first line.
+            // The quick path: a name without a `\n` (else two lines were
+            // read as one), its `;` and a value with its `\n` in the 8
+            // bytes after it.
             let (semi, key) = semicolon(chunk, p);
-            if let Some(semi) = semi.filter(|&s| s > 0) {
+            let one_line = |semi: &usize| match key {
+                Some((a, b)) => bits::matches(a, b'\n') | bits::matches(b, b'\n') == 0,
+                None => memchr::memchr(b'\n', &chunk[p..p + semi]).is_none(),
+            };
+            if let Some(semi) = semi.filter(|&s| s > 0).filter(one_line) {
                 let at = p + semi + 1;
                 if let Some((value, used)) = word(chunk, at).and_then(parse_value) {
                     self.add(&chunk[p..p + semi], key, value, offset + p);

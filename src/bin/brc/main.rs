@@ -95,8 +95,8 @@ discrete quantiles (SQL's PERCENTILE_DISC, DuckDB's quantile_disc): the
 smallest value with at least N% of the values at or below it, a value that
 occurs (median = p50, the lower middle of an even count). Quantiles keep a
 count per distinct value and key (memory grows with those, never with the
-rows); every stat beyond count, sum, min, max and mean runs the `chunked`
-engine's loop. A stat a key lacks (no values; one value for stddev) is
+rows); every stat beyond count, sum, min, max and mean takes a slower loop
+of its own (docs/PERFORMANCE.md, Statistics). A stat a key lacks (no values; one value for stddev) is
 `-` (official, lines), an empty cell (csv) or null (json). Partials
 (`--format partial`) carry what the stats need, so merges give them too:
   brc --stats min,median,p99,max measurements.txt
