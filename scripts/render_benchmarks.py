@@ -1,15 +1,17 @@
 """Renders a comparison run into docs/benchmarks.md and docs/benchmarks.svg.
 
-Usage: render_benchmarks.py [RESULTS.json] [--parquet RESULTS.txt] [--csv RESULTS.txt] [--md PATH] [--svg PATH]
+Usage: render_benchmarks.py [RESULTS.json] [--parquet RESULTS.txt] [--csv RESULTS.txt]
+                            [--stats RESULTS.txt] [--md PATH] [--svg PATH]
 
 RESULTS.json is one file written by scripts/compare.sh; without it, the
 newest in bench/results/ (by the date inside, then by name). The page's
 Parquet set comes from RESULTS.txt, the output of scripts/parquet.sh;
 without it, the newest bench/results/*-parquet.txt (by name, which starts
 with its date), if any; the CSV set likewise from scripts/csv.sh's output
-(--csv, or the newest *-csv.txt). Only the standard library is used: the chart is
-SVG written by this code, so that a figure can always be traced back to
-the numbers in the results.
+(--csv, or the newest *-csv.txt) and the statistics set from the table
+scripts/stats.sh writes (--stats, or the newest *-stats.txt). Only the
+standard library is used: the chart is SVG written by this code, so that a
+figure can always be traced back to the numbers in the results.
 """
 
 import argparse
@@ -235,6 +237,102 @@ def csv_section(run, source):
     return lines
 
 
+# scripts/stats.sh's table: the header of scripts/parquet.sh's runs and a
+# line of how the pairs ran, then a time table and a peak-RSS table, each
+# headed by a line of its own and ended by a blank line; every row's
+# columns are separated by blanks, a label (set and tool) first, the
+# target (with "met" or "NOT met") last. See the script's timing().
+STATS_HEADER = re.compile(PARQUET_HEADER.pattern + r"# (?P<runs>.+)\n")
+STATS_NOTES = re.compile(r"BRC=(?P<brc>.+?) at (?P<commit>\w+)")
+STATS_TIME_HEAD = re.compile(r"^time, medians of the pairs +wall s +CPU s +wall ratio +CPU ratio +target$", re.M)
+STATS_TIME_ROW = re.compile(
+    r"^(?P<set>\S+) (?P<tool>\S.*?) +(?P<wall>\d+\.\d+) +(?P<cpu>\d+\.\d+)"
+    r"(?: +(?P<wall_ratio>\d+(?:\.\d+)?)x +(?P<cpu_ratio>\d+(?:\.\d+)?)x)?(?:  +(?P<target>\S.*))?$"
+)
+STATS_MEMORY_HEAD = re.compile(r"^peak RSS, MiB \(one run each\) +brc +(?P<stats>--stats \S+) +ratio +target$", re.M)
+STATS_MEMORY_ROW = re.compile(
+    r"^(?P<set>\S+) +(?P<plain>\d+\.\d+) +(?P<stats>\d+\.\d+) +(?P<ratio>\d+\.\d+)x(?:  +(?P<target>\S.*))?$"
+)
+
+
+def stats_table(text, head, row):
+    """The rows `row` matches in the block `head` starts (up to a blank
+    line), or None where a line of the block does not match."""
+    m = head.search(text)
+    if not m:
+        return None, None
+    block = text[m.end():].lstrip("\n").split("\n\n", 1)[0]
+    rows = [row.match(line) for line in block.split("\n") if line]
+    if not rows or not all(rows):
+        return m, None
+    return m, [r.groupdict() for r in rows]
+
+
+def stats_run(text, source):
+    """The figures of a scripts/stats.sh run, from the table it writes to
+    bench/results/DATE-stats.txt."""
+    header = STATS_HEADER.match(text)
+    notes = header and STATS_NOTES.search(header.group("notes"))
+    _, times = stats_table(text, STATS_TIME_HEAD, STATS_TIME_ROW)
+    memory_head, memory = stats_table(text, STATS_MEMORY_HEAD, STATS_MEMORY_ROW)
+    if not (header and notes and times and memory):
+        raise SystemExit(f"render_benchmarks.py: {source} is not the table of scripts/stats.sh")
+    tail = [line for line in text.rstrip("\n").split("\n\n")[-1].split("\n") if line]
+    note = next((line for line in tail if line.startswith("Ratios are")), None)
+    versions = tail[-1] if tail and tail[-1] != note else None
+    return {
+        **header.groupdict(),
+        **notes.groupdict(),
+        "times": times,
+        "memory_stats": memory_head.group("stats"),
+        "memory": memory,
+        "note": note,
+        "versions": versions,
+    }
+
+
+def times_sign(text):
+    """A ratio as the table prints it (5.97x), with a times sign."""
+    return f"{text}×" if text else ""
+
+
+def stats_section(run, source):
+    """The statistics set: brc --stats against a plain run and DuckDB."""
+    lines = [
+        "## Statistics: `--stats` against a plain run and DuckDB",
+        "",
+        f"Measured by `{public(run['command'])}` with `{public(run['brc'])}` built at commit "
+        f"{run['commit']}, on {run['date']}, kept in `{public(source)}`. Machine: {run['cpu']}; "
+        f"load average {run['load']} before the run.",
+        "",
+        f"Data: {public(run['data'])}. Runs: {run['runs']}.",
+        "",
+        "| Set | Tool | Wall (median) | CPU (median) | Ratio, wall | Ratio, CPU | Target |",
+        "|---|---|--:|--:|--:|--:|---|",
+    ]
+    for r in run["times"]:
+        lines.append(
+            f"| {r['set']} | {r['tool']} | {seconds(float(r['wall']))} | {seconds(float(r['cpu']))} "
+            f"| {times_sign(r['wall_ratio'])} | {times_sign(r['cpu_ratio'])} | {r['target'] or ''} |"
+        )
+    lines += [
+        "",
+        f"Peak RSS, one run each: plain `brc` against `brc {run['memory_stats']}`.",
+        "",
+        f"| Set | Plain, MiB | `{run['memory_stats']}`, MiB | Ratio | Target |",
+        "|---|--:|--:|--:|---|",
+    ]
+    for r in run["memory"]:
+        lines.append(
+            f"| {r['set']} | {r['plain']} | {r['stats']} | {times_sign(r['ratio'])} | {r['target'] or ''} |"
+        )
+    lines.append("")
+    after = " ".join(x for x in (run["note"], run["versions"] and f"Versions: {run['versions']}.") if x)
+    if after:
+        lines += [after, ""]
+    return lines
+
+
 def parquet_section(run, source):
     """The Parquet set: brc against each tool, run alternately."""
     lines = [
@@ -297,9 +395,10 @@ def full_file(rs):
 # --- markdown ----------------------------------------------------------------
 
 
-def markdown(run, source, svg_name, readme="../scripts/README.md", parquet=None, csv=None):
-    """The page; `readme` is scripts/README.md relative to it; `parquet` and
-    `csv`, the Parquet and CSV sets' runs and where they are kept, if any."""
+def markdown(run, source, svg_name, readme="../scripts/README.md", parquet=None, csv=None, stats=None):
+    """The page; `readme` is scripts/README.md relative to it; `parquet`,
+    `csv` and `stats`, the Parquet, CSV and statistics sets' runs and where
+    they are kept, if any."""
     settings, m = run["settings"], run["machine"]
     rows, small = settings["rows"], settings["small_rows"]
     files = repository_files(run)
@@ -310,6 +409,7 @@ def markdown(run, source, svg_name, readme="../scripts/README.md", parquet=None,
         f"`python3 scripts/render_benchmarks.py {source}"
         + (f" --parquet {public(parquet[1])}" if parquet else "")
         + (f" --csv {public(csv[1])}" if csv else "")
+        + (f" --stats {public(stats[1])}" if stats else "")
         + "`. Do not edit by hand:",
         # Without --publish, compare.sh writes a page of its own elsewhere.
         f"rerun the command{'' if '--publish' in command else ' with `--publish`'} instead "
@@ -383,6 +483,8 @@ def markdown(run, source, svg_name, readme="../scripts/README.md", parquet=None,
         lines += parquet_section(*parquet)
     if csv:
         lines += csv_section(*csv)
+    if stats:
+        lines += stats_section(*stats)
     lines += method(run, files)
     if any(ELIDED in line for line in intro + lines):
         intro.append(f"`{ELIDED}` marks a path of the machine the figures were measured on, cut short.")
@@ -619,6 +721,7 @@ def main():
     parser.add_argument("results", nargs="?", help="default: the newest bench/results/*.json")
     parser.add_argument("--parquet", help="default: the newest bench/results/*-parquet.txt, if any")
     parser.add_argument("--csv", help="default: the newest bench/results/*-csv.txt, if any")
+    parser.add_argument("--stats", help="default: the newest bench/results/*-stats.txt, if any")
     parser.add_argument("--md", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     parser.add_argument("--svg", default=os.path.join(ROOT, "docs", "benchmarks.svg"))
     args = parser.parse_args()
@@ -638,13 +741,19 @@ def main():
         csv_source = os.path.relpath(os.path.abspath(csv_path), ROOT)
         with open(csv_path, encoding="utf-8") as f:
             csv = (csv_run(f.read(), csv_source), csv_source)
+    stats = None
+    stats_path = args.stats or newest_lab_run("stats")
+    if stats_path:
+        stats_source = os.path.relpath(os.path.abspath(stats_path), ROOT)
+        with open(stats_path, encoding="utf-8") as f:
+            stats = (stats_run(f.read(), stats_source), stats_source)
     os.makedirs(os.path.dirname(os.path.abspath(args.md)), exist_ok=True)
     os.makedirs(os.path.dirname(os.path.abspath(args.svg)), exist_ok=True)
     md_dir = os.path.dirname(os.path.abspath(args.md))
     svg_name = os.path.relpath(os.path.abspath(args.svg), md_dir)
     readme = os.path.relpath(os.path.join(ROOT, "scripts", "README.md"), md_dir)
     with open(args.md, "w", encoding="utf-8") as f:
-        f.write(markdown(run, source, svg_name, readme, parquet, csv))
+        f.write(markdown(run, source, svg_name, readme, parquet, csv, stats))
     with open(args.svg, "w", encoding="utf-8") as f:
         f.write(svg(run))
 

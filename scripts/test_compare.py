@@ -97,6 +97,31 @@ duckdb 2.0.1 polars 2.1.0 datamash 1.7 miller 6.6.0
 """
 
 
+#: scripts/stats.sh's table, as it writes it to bench/results/DATE-stats.txt.
+STATS_RUN = """\
+# scripts/stats.sh (BRC=target/release/brc at 7f1c779, PYTHON=/tmp/venv/bin/python)
+# 2026-11-29, Model name: Intel(R) Xeon(R) Processor, family 6 model 207, 2 vCPUs; load average before: 1.00
+# `brc generate --rows N --keys K --seed 1`: 413 and 10k 1e8 rows (1.3GiB, 1.6GiB), 1M 1e8 rows (5.0GiB); 2 threads each
+# 11 pairs plain/stats, 3 stats/DuckDB, each after 1 warm-up run(s) of both, a 2 s pause after every run
+
+time, medians of the pairs     wall s    CPU s  wall ratio  CPU ratio  target
+413 brc                                   0.294    0.583
+413 brc --stats min,median,p99,max        1.845    3.659       5.97x      5.99x  <= 1.5x plain: NOT met
+413 DuckDB quantile_disc                 13.325   25.629        6.0x       5.9x  >= 20x stats: NOT met
+10k brc                                   0.890    1.758
+10k brc --stats min,median,p99,max        1.512    3.001       1.70x      1.71x  <= 2.0x plain: met
+10k DuckDB quantile_disc                 36.151   71.744       23.9x      23.9x  >= 20x stats: met
+
+peak RSS, MiB (one run each)       brc  --stats median,p99   ratio  target
+413                               46.6                49.6   1.06x
+10k                               50.5               109.7   2.17x  <= 256 MiB: met
+1M                               169.9              5104.6  30.04x  <= 3x plain: NOT met
+
+Ratios are medians of the pairs' ratios: stats over plain, DuckDB over stats (its own pairs, whose stats runs are not the ones shown); the targets are judged on wall time.
+brc 0.1.0, duckdb 2.0.1
+"""
+
+
 class Files(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -416,6 +441,70 @@ class Results(Run):
                 render_benchmarks.csv_run(bad, source)
         with self.assertRaises(SystemExit):
             render_benchmarks.parquet_run(CSV_RUN, source)
+
+
+    def test_stats_set(self):
+        # The real table's shape; the 10k figures changed so that both
+        # verdicts show.
+        source = "bench/results/2026-11-29-stats.txt"
+        stats = render_benchmarks.stats_run(STATS_RUN, source)
+        self.assertEqual((stats["date"], stats["commit"], stats["load"]), ("2026-11-29", "7f1c779", "1.00"))
+        self.assertEqual([r["set"] for r in stats["times"]], ["413"] * 3 + ["10k"] * 3)
+        self.assertEqual([r["set"] for r in stats["memory"]], ["413", "10k", "1M"])
+        self.assertEqual(stats["memory_stats"], "--stats median,p99")
+        self.assertEqual(stats["versions"], "brc 0.1.0, duckdb 2.0.1")
+        csv = render_benchmarks.csv_run(CSV_RUN, "bench/results/2026-11-29-csv.txt")
+        run, _ = self.finished_run()
+        md = render_benchmarks.markdown(
+            run, "bench/results/run.json", "benchmarks.svg",
+            csv=(csv, "bench/results/2026-11-29-csv.txt"), stats=(stats, source),
+        )
+        self.assertIn(
+            "render_benchmarks.py bench/results/run.json --csv bench/results/2026-11-29-csv.txt "
+            f"--stats {source}`", md)
+        self.assertIn("## Statistics: `--stats` against a plain run and DuckDB", md)
+        self.assertIn(
+            "Measured by `scripts/stats.sh` with `target/release/brc` built at commit 7f1c779, on 2026-11-29, "
+            f"kept in `{source}`. Machine: Intel(R) Xeon(R) Processor, family 6 model 207, 2 vCPUs; "
+            "load average 1.00 before the run.", md)
+        self.assertIn("Data: `brc generate --rows N --keys K --seed 1`: 413 and 10k 1e8 rows", md)
+        self.assertIn("Runs: 11 pairs plain/stats, 3 stats/DuckDB,", md)
+        self.assertIn("| 413 | brc | 294 ms | 583 ms |  |  |  |", md)
+        self.assertIn(
+            "| 413 | brc --stats min,median,p99,max | 1.84 s | 3.66 s | 5.97× | 5.99× | <= 1.5x plain: NOT met |", md)
+        self.assertIn("| 413 | DuckDB quantile_disc | 13.3 s | 25.6 s | 6.0× | 5.9× | >= 20x stats: NOT met |", md)
+        self.assertIn("| 10k | brc --stats min,median,p99,max | 1.51 s | 3 s | 1.70× | 1.71× | <= 2.0x plain: met |", md)
+        self.assertIn("| 10k | DuckDB quantile_disc | 36.2 s | 71.7 s | 23.9× | 23.9× | >= 20x stats: met |", md)
+        self.assertIn("| Set | Plain, MiB | `--stats median,p99`, MiB | Ratio | Target |", md)
+        self.assertIn("| 413 | 46.6 | 49.6 | 1.06× |  |", md)
+        self.assertIn("| 10k | 50.5 | 109.7 | 2.17× | <= 256 MiB: met |", md)
+        self.assertIn("| 1M | 169.9 | 5104.6 | 30.04× | <= 3x plain: NOT met |", md)
+        self.assertIn("the targets are judged on wall time. Versions: brc 0.1.0, duckdb 2.0.1.", md)
+        # No machine path: PYTHON's is not shown.
+        self.assertNotIn("/tmp/venv", md)
+        # After the CSV set, before the method.
+        self.assertLess(md.index("## CSV"), md.index("## Statistics"))
+        self.assertLess(md.index("## Statistics"), md.index("## How these figures are made"))
+        # Only when given: without it, neither the section nor --stats.
+        md = render_benchmarks.markdown(
+            run, "bench/results/run.json", "benchmarks.svg", csv=(csv, "bench/results/2026-11-29-csv.txt"))
+        self.assertNotIn("## Statistics", md)
+        self.assertNotIn("--stats", md)
+
+    def test_stats_set_refuses_what_stats_sh_does_not_write(self):
+        source = "bench/results/2026-11-29-stats.txt"
+        for bad in (
+            STATS_RUN.replace("peak RSS, MiB", "peak memory, MiB"),  # no memory table
+            STATS_RUN.replace("time, medians", "times, medians"),  # no time table
+            STATS_RUN.replace("    13.325   25.629", "    13.325"),  # a row cut short
+            STATS_RUN.replace(" at 7f1c779", ""),  # no commit
+            STATS_RUN.split("\n", 1)[1],  # no header
+            CSV_RUN,
+        ):
+            with self.assertRaises(SystemExit):
+                render_benchmarks.stats_run(bad, source)
+        with self.assertRaises(SystemExit):
+            render_benchmarks.csv_run(STATS_RUN, source)
 
 
 # An absolute path in a page: after a blank, a quote, `=` or `(`. The
