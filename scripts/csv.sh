@@ -93,11 +93,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[[ $check == no || -z $pairs ]] || die "--check times nothing; it takes no PAIRS"
-pairs=${pairs:-11}
-[[ $pairs =~ ^[1-9][0-9]*$ ]] || die "expected a number of pairs, found '$pairs'"
-slow_pairs=${SLOW_PAIRS:-3}
-[[ $slow_pairs =~ ^[1-9][0-9]*$ ]] || die "SLOW_PAIRS: expected a number of pairs, found '$slow_pairs'"
+check_pairs
 if [ "$check" = yes ]; then
     rows=${rows:-2e4}
     tools=" ${TOOLS:-duckdb polars} "

@@ -1,6 +1,6 @@
 # Shared by the lab scripts: `. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"`.
-# Defines die, usage, help_if_asked, as_root, enter_repo and build_brc; sets
-# `root`.
+# Defines die, usage, help_if_asked, check_pairs, as_root, enter_repo and
+# build_brc; sets `root`.
 
 die() {
     echo "$(basename "$0"): $*" >&2
@@ -20,6 +20,16 @@ help_if_asked() {
         exit 0
         ;;
     esac
+}
+
+# A timing script's PAIRS (`pairs`, default 11) and SLOW_PAIRS (`slow_pairs`,
+# default 3), checked and set; with --check (`check=yes`) no PAIRS is taken.
+check_pairs() {
+    [[ $check == no || -z $pairs ]] || die "--check times nothing; it takes no PAIRS"
+    pairs=${pairs:-11}
+    [[ $pairs =~ ^[1-9][0-9]*$ ]] || die "expected a number of pairs, found '$pairs'"
+    slow_pairs=${SLOW_PAIRS:-3}
+    [[ $slow_pairs =~ ^[1-9][0-9]*$ ]] || die "SLOW_PAIRS: expected a number of pairs, found '$slow_pairs'"
 }
 
 # Runs a command as root: directly, or through sudo.

@@ -716,6 +716,16 @@ def svg(run):
     )
 
 
+def lab_set(path, parse):
+    """A lab set's run, parsed by `parse` from the file at `path`, and where
+    it is kept (relative to the repository); None without a file."""
+    if not path:
+        return None
+    source = os.path.relpath(os.path.abspath(path), ROOT)
+    with open(path, encoding="utf-8") as f:
+        return (parse(f.read(), source), source)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="?", help="default: the newest bench/results/*.json")
@@ -729,24 +739,9 @@ def main():
     with open(path, encoding="utf-8") as f:
         run = json.load(f)
     source = os.path.relpath(os.path.abspath(path), ROOT)
-    parquet = None
-    parquet_path = args.parquet or newest_parquet()
-    if parquet_path:
-        parquet_source = os.path.relpath(os.path.abspath(parquet_path), ROOT)
-        with open(parquet_path, encoding="utf-8") as f:
-            parquet = (parquet_run(f.read(), parquet_source), parquet_source)
-    csv = None
-    csv_path = args.csv or newest_lab_run("csv")
-    if csv_path:
-        csv_source = os.path.relpath(os.path.abspath(csv_path), ROOT)
-        with open(csv_path, encoding="utf-8") as f:
-            csv = (csv_run(f.read(), csv_source), csv_source)
-    stats = None
-    stats_path = args.stats or newest_lab_run("stats")
-    if stats_path:
-        stats_source = os.path.relpath(os.path.abspath(stats_path), ROOT)
-        with open(stats_path, encoding="utf-8") as f:
-            stats = (stats_run(f.read(), stats_source), stats_source)
+    parquet = lab_set(args.parquet or newest_parquet(), parquet_run)
+    csv = lab_set(args.csv or newest_lab_run("csv"), csv_run)
+    stats = lab_set(args.stats or newest_lab_run("stats"), stats_run)
     os.makedirs(os.path.dirname(os.path.abspath(args.md)), exist_ok=True)
     os.makedirs(os.path.dirname(os.path.abspath(args.svg)), exist_ok=True)
     md_dir = os.path.dirname(os.path.abspath(args.md))

@@ -84,11 +84,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[[ $check == no || -z $pairs ]] || die "--check times nothing; it takes no PAIRS"
-pairs=${pairs:-11}
-[[ $pairs =~ ^[1-9][0-9]*$ ]] || die "expected a number of pairs, found '$pairs'"
-slow_pairs=${SLOW_PAIRS:-3}
-[[ $slow_pairs =~ ^[1-9][0-9]*$ ]] || die "SLOW_PAIRS: expected a number of pairs, found '$slow_pairs'"
+check_pairs
 pause=${PAUSE:-2}
 [[ $pause =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "PAUSE: expected seconds, found '$pause'"
 warmup=${WARMUP:-1}
