@@ -57,12 +57,16 @@ impl Detail {
     /// The detail of no values, keeping what `kept` says (`None` for
     /// [`Kept::Basic`]).
     pub fn empty(kept: Kept) -> Option<Box<Detail>> {
-        (kept > Kept::Basic).then(|| {
-            Box::new(Detail {
-                squares: Squares::default(),
-                counts: (kept == Kept::Counts).then(Counts::default),
-            })
-        })
+        (kept > Kept::Basic).then(|| Box::new(Detail::new(kept == Kept::Counts)))
+    }
+
+    /// The detail of no values: a sum of squares, and counts per value if
+    /// `counts`.
+    pub fn new(counts: bool) -> Detail {
+        Detail {
+            squares: Squares::default(),
+            counts: counts.then(Counts::default),
+        }
     }
 
     /// What this detail keeps.
@@ -297,7 +301,9 @@ impl Form {
             Form::Raw(values) => {
                 let room = (RAW - values.len()) as u64;
                 if let (Ok(v), true) = (i32::try_from(value), n <= room) {
-                    values.extend(std::iter::repeat_n(v, n as usize));
+                    for _ in 0..n {
+                        values.push(v);
+                    }
                     return;
                 }
             }
