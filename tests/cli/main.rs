@@ -10,6 +10,7 @@ mod inputs;
 mod many;
 mod merge;
 mod parquet;
+mod statistics;
 mod usage;
 
 use std::ffi::OsStr;
