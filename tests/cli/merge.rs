@@ -159,8 +159,8 @@ fn malformed_partials_are_refused_with_their_line() {
             format!("line 1: {first_line} `station,count,sum,min,max`"),
         ),
         (
-            partial("a,1,5,5,5\n").replace("v1", "v3"),
-            "line 1: expected format version `v1` or `v2`, found `v3`".into(),
+            partial("a,1,5,5,5\n").replace("v1", "v4"),
+            "line 1: expected format version `v1`, `v2` or `v3`, found `v4`".into(),
         ),
         (
             "brc-partial v1 stations=x\n".into(),
