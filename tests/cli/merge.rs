@@ -164,7 +164,7 @@ fn malformed_partials_are_refused_with_their_line() {
         ),
         (
             "brc-partial v1 stations=x\n".into(),
-            "line 1: expected ` stations=<N>` after `v1`, ` keys=<N> scale=<S>` after `v2`, found ` stations=x`".into(),
+            "line 1: expected ` stations=<N>` after `v1`, ` keys=<N> scale=<S>` after `v2` or `v3`, found ` stations=x`".into(),
         ),
         (
             "brc-partial v1 stations=1\nstation,min,max\n".into(),
