@@ -1,19 +1,22 @@
 //! Partial results: the exact, mergeable state of an aggregation.
 //!
 //! A [`Partial`] holds, per station, its count, its sum in integer tenths,
-//! its minimum and its maximum: everything a final [`Summary`] is made of,
-//! before the mean is rounded. Partials of any pieces of the input merge
+//! its minimum and its maximum, and what statistics beyond them need (its
+//! sum of squares and counts per value, when kept): everything a final
+//! [`Summary`] is made of, before anything is rounded. Partials of any pieces of the input merge
 //! into the partial of the whole, exactly, whatever the order or grouping,
 //! so separate runs (processes, machines) can each aggregate a piece and a
 //! last step merges them.
 //!
 //! Partials travel as text in the `brc-partial` format (`v1` for tenths,
-//! `v2` for a delimited file's values at any scale), specified in
+//! `v2` for a delimited file's values at any scale, `v3` with sums of
+//! squares and counts per value), specified in
 //! docs/PARTIAL-FORMAT.md: a first line naming the format, its version and
 //! the number of stations, then CSV (`station,count,sum,min,max`). Both
 //! sides of the format live here: the writer ([`Partial::to_bytes`], and
 //! the output's `partial` format through it), and the reader
-//! ([`Partial::parse`], [`Merger::read`]), which is strict, so that a
+//! ([`Partial::parse`], [`Merger::read`]; its lines and fields in
+//! `fields`), which is strict, so that a
 //! truncated or corrupted partial is an error with its line
 //! ([`LineError`]), never a wrong answer.
 //!
@@ -21,6 +24,7 @@
 //! or read from the format, into one, and reports a total that does not
 //! fit in 64 bits as an [`OverflowError`].
 
+mod fields;
 mod line;
 mod read;
 mod run;
