@@ -98,10 +98,7 @@ impl Detail {
     /// Folds another key's detail in, keeping what both keep.
     pub fn merge(&mut self, other: &Detail) {
         self.squares.merge(&other.squares);
-        match (&mut self.counts, &other.counts) {
-            (Some(a), Some(b)) => a.merge(b),
-            (a, _) => *a = None,
-        }
+        both(&mut self.counts, other.counts.as_ref(), Counts::merge);
     }
 
     /// The detail with what `kept` keeps at most: counts dropped below
@@ -131,6 +128,15 @@ impl Detail {
             }
             *counts = scaled;
         }
+    }
+}
+
+/// Folds `other` into `this` with `merge` where both are there; else
+/// `this` keeps nothing: what is kept after a merge is what both kept.
+pub(crate) fn both<T>(this: &mut Option<T>, other: Option<&T>, merge: impl FnOnce(&mut T, &T)) {
+    match (this.as_mut(), other) {
+        (Some(a), Some(b)) => merge(a, b),
+        _ => *this = None,
     }
 }
 

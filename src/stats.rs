@@ -154,10 +154,7 @@ impl Stats {
         self.sum += other.sum;
         self.count += other.count;
         self.missing += other.missing;
-        match (&mut self.detail, &other.detail) {
-            (Some(a), Some(b)) => a.merge(b),
-            (a, _) => *a = None,
-        }
+        crate::detail::both(&mut self.detail, other.detail.as_ref(), |a, b| a.merge(b));
     }
 
     /// The mean in tenths, rounded as the official reference does.

@@ -38,10 +38,7 @@ impl Total {
         self.over |= other.over;
         self.count += other.count;
         self.missing += other.missing;
-        match (&mut self.detail, &other.detail) {
-            (Some(a), Some(b)) => a.merge(b),
-            (a, _) => *a = None,
-        }
+        crate::detail::both(&mut self.detail, other.detail.as_ref(), |a, b| a.merge(b));
     }
 
     /// The total as [`Stats`], if it fits them; else the total as it is.
