@@ -241,7 +241,7 @@ impl Adder<'_> {
     #[inline(never)]
     fn add_past_home(&mut self, at: usize, a: u64, b: u64, total: i64) -> bool {
         match self.table.short.is_flooded() {
-            true => self.table.short.add_keyed(a, b, total as i16),
+            true => self.table.short.add_keyed(a, b, total),
             false => self.walk(at, a, b, total),
         }
     }
@@ -252,7 +252,6 @@ impl Adder<'_> {
     /// paid for the walk's saved registers on its way to the keyed map.
     #[inline(never)]
     fn walk(&mut self, mut at: usize, a: u64, b: u64, total: i64) -> bool {
-        let value16 = total as i16;
         loop {
             // SAFETY: as in `Shape::add_if_near`, the shape being the
             // adder's (see `add_short_hashed`).
@@ -275,7 +274,7 @@ impl Adder<'_> {
             if short.budget.left == 0 {
                 short.flood();
                 self.load();
-                return self.table.short.add_keyed(a, b, value16);
+                return self.table.short.add_keyed(a, b, total);
             }
             short.budget.left -= 1;
             at = (at + std::mem::size_of::<short::Slot>()) & self.shape.mask;

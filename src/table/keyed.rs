@@ -8,7 +8,6 @@
 //! names chosen without the seeds, which the input cannot know, collide
 //! here no more than random names do (docs/PERFORMANCE.md, *The tables*).
 
-use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash, RandomState};
 use std::sync::OnceLock;
 
@@ -19,17 +18,39 @@ use hashbrown::HashTable;
 use crate::stats::Stats;
 use crate::summary::{Entry, RawName};
 
-/// A map from a table's keys, of type `K`, to their stats: `hashbrown`'s
-/// table under foldhash, seeded at random. Foldhash lets no list of inputs
-/// collide under every seed, and its seeds can be learnt only by watching
-/// its hashes at work, which an input cannot do: brc reads it once, with
-/// seeds drawn afterwards, and prints nothing in an order they decide.
-/// SipHash-1-3, the standard library's keyed hash, which also resists
-/// attackers who watch, made a flooded table's rows several times slower
-/// than random names' (docs/PERFORMANCE.md, *The tables*).
+/// What a keyed map holds for each key: the key and what its rows add up
+/// to, in the form its table keeps them (the short table's own slot, so
+/// that a flooded row touches one half cache line, as a row in the table
+/// does).
+pub(super) trait Held {
+    /// How a row names its key: what is hashed to find it.
+    type Key: ?Sized + Hash;
+    /// What a row adds.
+    type Row: Copy;
+    /// The key it holds, hashed as [`Held::Key`] is.
+    fn hash(&self, state: &SeedableRandomState) -> u64;
+    /// Whether it holds `key`.
+    fn is(&self, key: &Self::Key) -> bool;
+    /// Counts a row.
+    fn add(&mut self, row: Self::Row);
+    /// Folds in `other`'s rows, of the same key.
+    fn fold(&mut self, other: &Self);
+    /// Its rows' stats.
+    fn stats(&self) -> Stats;
+}
+
+/// A map from a table's keys to their rows' stats, held as `T`:
+/// `hashbrown`'s table under foldhash, seeded at random. Foldhash lets no
+/// list of inputs collide under every seed, and its seeds can be learnt
+/// only by watching its hashes at work, which an input cannot do: brc
+/// reads it once, with seeds drawn afterwards, and prints nothing in an
+/// order they decide. SipHash-1-3, the standard library's keyed hash,
+/// which also resists attackers who watch, made a flooded table's rows
+/// several times slower than random names' (docs/PERFORMANCE.md, *The
+/// tables*).
 #[derive(Clone)]
-pub(super) struct Keyed<K> {
-    table: HashTable<(K, Stats)>,
+pub(super) struct Keyed<T> {
+    table: HashTable<T>,
     key: SeedableRandomState,
 }
 
@@ -47,10 +68,10 @@ pub(super) fn random_state() -> SeedableRandomState {
     SeedableRandomState::with_seed(random(), shared)
 }
 
-impl<K: Hash + Eq> Keyed<K> {
+impl<T: Held> Keyed<T> {
     /// An empty map with room for `n` keys, under seeds of its own and the
     /// process's.
-    pub(super) fn with_capacity(n: usize) -> Keyed<K> {
+    pub(super) fn with_capacity(n: usize) -> Keyed<T> {
         Keyed {
             table: HashTable::with_capacity(n),
             key: random_state(),
@@ -63,49 +84,53 @@ impl<K: Hash + Eq> Keyed<K> {
     }
 
     /// Counts a row of `key`; a key not yet held is inserted as `new`
-    /// makes it, or the row refused (`false`) if `new` gives none.
-    pub(super) fn add<Q>(&mut self, key: &Q, value: i16, new: impl FnOnce() -> Option<K>) -> bool
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
+    /// makes it, holding the row, or the row refused (`false`) if `new`
+    /// gives none.
+    #[inline(always)]
+    pub(super) fn add(
+        &mut self,
+        key: &T::Key,
+        row: T::Row,
+        new: impl FnOnce() -> Option<T>,
+    ) -> bool {
         let hash = self.key.hash_one(key);
-        if let Some((_, s)) = self.table.find_mut(hash, |(k, _)| k.borrow() == key) {
-            s.add(value);
+        if let Some(held) = self.table.find_mut(hash, |held| held.is(key)) {
+            held.add(row);
             return true;
         }
         let Some(new) = new() else {
             return false;
         };
         let state = &self.key;
-        (self.table).insert_unique(hash, (new, Stats::new(value)), |(k, _)| state.hash_one(k));
+        (self.table).insert_unique(hash, new, |held| held.hash(state));
         true
     }
 
-    /// Folds `stats` into `key`'s, as when tables are folded into one.
-    pub(super) fn fold(&mut self, key: K, stats: Stats) {
-        let hash = self.key.hash_one(&key);
-        match self.table.find_mut(hash, |(k, _)| *k == key) {
-            Some((_, s)) => s.merge(&stats),
+    /// Folds `held`, whose key is `key`, into what the map holds for it,
+    /// as when tables are folded into one.
+    pub(super) fn fold(&mut self, key: &T::Key, held: T) {
+        let hash = self.key.hash_one(key);
+        match self.table.find_mut(hash, |h| h.is(key)) {
+            Some(h) => h.fold(&held),
             None => {
                 let state = &self.key;
-                (self.table).insert_unique(hash, (key, stats), |(k, _)| state.hash_one(k));
+                (self.table).insert_unique(hash, held, |h| h.hash(state));
             }
         }
     }
 
     /// Takes every key out with its stats, in no order.
-    pub(super) fn drain(&mut self) -> impl Iterator<Item = (K, Stats)> + '_ {
+    pub(super) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
         self.table.drain()
     }
 
     /// Every key's name, as `name` gives it, with its stats, sorted by
     /// the name's bytes.
-    pub(super) fn into_sorted(self, name: impl Fn(&K) -> RawName) -> Vec<Entry> {
-        let mut entries: Vec<Entry> = (self.table.into_iter())
-            .map(|(key, stats)| Entry {
-                name: name(&key),
-                stats,
+    pub(super) fn into_sorted(self, name: impl Fn(&T) -> RawName) -> Vec<Entry> {
+        let mut entries: Vec<Entry> = (self.table.iter())
+            .map(|held| Entry {
+                name: name(held),
+                stats: held.stats(),
                 first: super::NO_OFFSET,
             })
             .collect();

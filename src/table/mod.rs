@@ -161,14 +161,11 @@ impl Table {
         assert!(bytes <= RUN_BYTES);
         self.scanned += bytes;
         if self.scanned > RUN_BYTES {
-            // A flooded table's counts are `u64`s.
-            if !self.short.is_flooded() {
-                let fresh = short::Short::with_slots(self.short.slots.len());
-                let run = std::mem::replace(&mut self.short, fresh).into_sorted();
-                let mut runs = std::mem::take(&mut self.runs);
-                runs.push(run);
-                self.runs = vec![merge_runs(runs)];
-            }
+            let fresh = self.short.emptied();
+            let run = std::mem::replace(&mut self.short, fresh).into_sorted();
+            let mut runs = std::mem::take(&mut self.runs);
+            runs.push(run);
+            self.runs = vec![merge_runs(runs)];
             self.scanned = bytes;
         }
         if self.scanned >= SPREAD_BYTES {
@@ -378,6 +375,27 @@ mod tests {
             }
         }
         // Both set aside, folded into one run.
+        assert_eq!(t.runs.len(), 1);
+        assert_eq!(sorted_map(t), want);
+    }
+
+    #[test]
+    fn a_flooded_short_table_is_set_aside_before_its_counts_could_overflow() {
+        // As above, the short table flooded first: its keyed table holds
+        // slots, whose counts overflow as the table's would. Set aside, it
+        // leaves a flooded table, which takes the rows to come.
+        let mut t = Table::default();
+        let mut want: HashMap<Vec<u8>, Stats> = HashMap::new();
+        add_rows(&mut t, &mut want, &flood::colliding(15, 2_000, 3), 1);
+        assert!(t.short.is_flooded());
+        for round in 0..3i16 {
+            let mut adder = t.adder(RUN_BYTES as usize);
+            for value in [round, -round * 7] {
+                assert!(adder.add(b"x", value));
+                expect(&mut want, b"x", value);
+            }
+        }
+        assert!(t.short.is_flooded());
         assert_eq!(t.runs.len(), 1);
         assert_eq!(sorted_map(t), want);
     }

@@ -42,8 +42,11 @@ mod deferred;
 pub(super) use deferred::Deferred;
 
 use bytemuck::{Pod, Zeroable};
+use std::hash::BuildHasher;
 
-use super::keyed::Keyed;
+use foldhash::fast::SeedableRandomState;
+
+use super::keyed::{Held, Keyed};
 use super::{Budget, NO_OFFSET};
 use crate::parse::MAX_NAME_LEN;
 use crate::stats::Stats;
@@ -185,6 +188,14 @@ struct Bucket {
 const FLOODED_BUCKETS: usize = 8;
 
 impl Bucket {
+    /// A bucket holding the key `key` and one row of `value`.
+    fn new(key: &Key, value: i16) -> Bucket {
+        let mut s = Bucket::zeroed();
+        s.key.copy_from_slice(&key.0[..KEY_WORDS]);
+        (s.min, s.max, s.sum, s.count) = (value, value, i64::from(value), 1);
+        s
+    }
+
     /// The bucket's stats.
     fn stats(&self) -> Stats {
         super::stats(self.sum, self.count, self.min, self.max)
@@ -205,6 +216,36 @@ impl Bucket {
         self.count += other.count;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
+    }
+}
+
+/// A flooded table keeps its buckets as they are, looked up by the name.
+impl Held for Bucket {
+    type Key = [u8];
+    type Row = i16;
+
+    fn hash(&self, state: &SeedableRandomState) -> u64 {
+        state.hash_one(Key::of(self).name())
+    }
+
+    #[inline(always)]
+    fn is(&self, name: &[u8]) -> bool {
+        let bytes: &[u8] = bytemuck::cast_slice(&self.key);
+        // The key's `;` right after the name says it is no longer.
+        bytes[name.len()] == b';' && bytes[..name.len()] == *name
+    }
+
+    #[inline(always)]
+    fn add(&mut self, value: i16) {
+        Bucket::add(self, value);
+    }
+
+    fn fold(&mut self, other: &Bucket) {
+        Bucket::fold(self, other);
+    }
+
+    fn stats(&self) -> Stats {
+        Bucket::stats(self)
     }
 }
 
@@ -243,7 +284,7 @@ pub(super) struct Long {
     pub(super) budget: Budget,
     /// Where the names are once the table has spent its probe steps
     /// ([`Long::flood`]); its few buckets then stay empty, matching no key.
-    keyed: Option<Keyed<RawName>>,
+    keyed: Option<Keyed<Bucket>>,
 }
 
 impl Default for Long {
@@ -289,7 +330,7 @@ impl Long {
         }
         let mut keyed = Keyed::with_capacity(self.len);
         for s in self.buckets.iter().filter(|s| s.count != 0) {
-            keyed.fold(RawName::from_slice(Key::of(s).name()), s.stats());
+            keyed.fold(Key::of(s).name(), *s);
         }
         self.buckets = vec![Bucket::zeroed(); FLOODED_BUCKETS];
         self.mask = FLOODED_BUCKETS - 1;
@@ -349,7 +390,7 @@ impl Long {
             Some(Ok(i)) => unsafe { self.buckets.get_unchecked_mut(i) }.add(value),
             Some(Err(i)) => return self.insert(i, &probe.key(), value),
             None => {
-                let new = || super::acceptable(name).then(|| RawName::from_slice(name));
+                let new = || super::acceptable(name).then(|| Bucket::new(&probe.key(), value));
                 let keyed = self.keyed.as_mut().expect("flooded");
                 return keyed.add(name, value, new);
             }
@@ -407,10 +448,7 @@ impl Long {
         if !super::acceptable(key.name()) {
             return false;
         }
-        let mut s = Bucket::zeroed();
-        s.key.copy_from_slice(&key.0[..KEY_WORDS]);
-        (s.min, s.max, s.sum, s.count) = (value, value, i64::from(value), 1);
-        self.fill(i, s);
+        self.fill(i, Bucket::new(key, value));
         true
     }
 
@@ -428,7 +466,7 @@ impl Long {
                 Some(Err(i)) => self.fill(i, *s),
                 None => {
                     let keyed = self.keyed.as_mut().expect("flooded");
-                    keyed.fold(RawName::from_slice(key.name()), s.stats());
+                    keyed.fold(key.name(), *s);
                 }
             }
         }
@@ -463,8 +501,8 @@ impl Long {
     /// flooded table stays flooded, its keyed table empty).
     pub(super) fn drain(&mut self, mut f: impl FnMut(&[u8], Stats)) {
         if let Some(keyed) = &mut self.keyed {
-            for (name, stats) in keyed.drain() {
-                f(&name, stats);
+            for s in keyed.drain() {
+                f(Key::of(&s).name(), s.stats());
             }
             return;
         }
@@ -478,7 +516,7 @@ impl Long {
     /// Every name with its stats, sorted by the name's bytes.
     pub(super) fn into_sorted(self) -> Vec<Entry> {
         if let Some(keyed) = self.keyed {
-            return keyed.into_sorted(RawName::clone);
+            return keyed.into_sorted(|s| RawName::from_slice(Key::of(s).name()));
         }
         let mut entries: Vec<Entry> = (self.buckets.iter().filter(|s| s.count != 0))
             .map(|s| Entry {

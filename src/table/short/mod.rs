@@ -10,13 +10,16 @@
 //! which [`super::Table`] keeps from overflowing.
 
 use bytemuck::{Pod, Zeroable};
+use std::hash::BuildHasher;
+
+use foldhash::fast::SeedableRandomState;
 
 mod radix;
 mod slots;
 
 use slots::Slots;
 
-use super::keyed::Keyed;
+use super::keyed::{Held, Keyed};
 use super::{Budget, NO_OFFSET};
 use crate::bits::{matches, prefetch, HI};
 use crate::stats::Stats;
@@ -106,6 +109,35 @@ impl Slot {
         self.total += other.total;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
+    }
+}
+
+/// A flooded table keeps its slots as they are: a row touches half a
+/// cache line there too, where a key and [`Stats`] took more than one.
+impl Held for Slot {
+    type Key = (u64, u64);
+    type Row = i64;
+
+    fn hash(&self, state: &SeedableRandomState) -> u64 {
+        state.hash_one((self.a, self.b))
+    }
+
+    #[inline(always)]
+    fn is(&self, &(a, b): &(u64, u64)) -> bool {
+        self.a == a && self.b == b
+    }
+
+    #[inline(always)]
+    fn add(&mut self, total: i64) {
+        Slot::add(self, total);
+    }
+
+    fn fold(&mut self, other: &Slot) {
+        Slot::fold(self, other);
+    }
+
+    fn stats(&self) -> Stats {
+        Slot::stats(self)
     }
 }
 
@@ -229,7 +261,7 @@ pub(super) struct Short {
     pub budget: Budget,
     /// Where the names are once the table has spent its probe steps
     /// ([`Short::flood`]); its two slots then stay empty, matching no key.
-    keyed: Option<Keyed<(u64, u64)>>,
+    keyed: Option<Keyed<Slot>>,
 }
 
 impl Short {
@@ -252,6 +284,29 @@ impl Short {
     /// Whether the table has moved its names to a keyed table.
     pub(super) fn is_flooded(&self) -> bool {
         self.keyed.is_some()
+    }
+
+    /// An empty table for the rows to come when this one is set aside: as
+    /// many slots, or flooded if this one is, since its names would flood
+    /// it again.
+    pub(super) fn emptied(&self) -> Short {
+        match &self.keyed {
+            None => Short::with_slots(self.slots.len()),
+            Some(keyed) => Short::flooded(self.budget, Keyed::with_capacity(keyed.len())),
+        }
+    }
+
+    /// A flooded table, its names in `keyed` and two empty slots, which
+    /// match no key.
+    fn flooded(mut budget: Budget, keyed: Keyed<Slot>) -> Short {
+        budget.forfeit();
+        Short {
+            slots: Slots::empty(2),
+            shift: 63,
+            len: 0,
+            budget,
+            keyed: Some(keyed),
+        }
     }
 
     /// Grows the table to at least `n` slots (a power of two); a flooded
@@ -301,27 +356,20 @@ impl Short {
         }
         let mut keyed = Keyed::with_capacity(self.len);
         for s in self.slots.iter().filter(|s| s.a | s.b != 0) {
-            keyed.fold((s.a, s.b), s.stats());
+            keyed.fold(&(s.a, s.b), *s);
         }
-        let slots = Slots::empty(2);
-        let mut budget = self.budget;
-        budget.forfeit();
-        *self = Short {
-            slots,
-            shift: 63,
-            len: 0,
-            budget,
-            keyed: Some(keyed),
-        };
+        *self = Short::flooded(self.budget, keyed);
     }
 
-    /// Adds a row of the key `a`, `b` to the keyed table of a flooded
-    /// table; `false`, adding nothing, for a name [`super::acceptable`]
-    /// refuses.
+    /// Adds a row of the key `a`, `b`, given as its [`total`], to the
+    /// keyed table of a flooded table; `false`, adding nothing, for a name
+    /// [`super::acceptable`] refuses.
     #[inline(always)]
-    pub(super) fn add_keyed(&mut self, a: u64, b: u64, value: i16) -> bool {
+    pub(super) fn add_keyed(&mut self, a: u64, b: u64, total: i64) -> bool {
         let keyed = self.keyed.as_mut().expect("flooded");
-        keyed.add(&(a, b), value, || acceptable(a, b).then_some((a, b)))
+        keyed.add(&(a, b), total, || {
+            acceptable(a, b).then(|| Slot::new(a, b, total))
+        })
     }
 
     /// Hands every name with its stats to `f`, in no order, and empties
@@ -329,9 +377,9 @@ impl Short {
     /// flooded table stays flooded, its keyed table empty).
     pub(super) fn drain(&mut self, mut f: impl FnMut(&[u8], Stats)) {
         if let Some(keyed) = &mut self.keyed {
-            for ((a, b), stats) in keyed.drain() {
-                let (bytes, len) = name(a, b);
-                f(&bytes[..len], stats);
+            for s in keyed.drain() {
+                let (bytes, len) = name(s.a, s.b);
+                f(&bytes[..len], s.stats());
             }
             return;
         }
@@ -395,7 +443,7 @@ impl Short {
                 Walk::Free(i) => self.fill(i, *s),
                 Walk::Flooded => {
                     let keyed = self.keyed.as_mut().expect("flooded");
-                    keyed.fold((s.a, s.b), s.stats());
+                    keyed.fold(&(s.a, s.b), *s);
                 }
             }
         }
@@ -492,8 +540,8 @@ impl Short {
     /// tables*).
     pub(super) fn into_sorted(mut self) -> Vec<Entry> {
         if let Some(keyed) = self.keyed {
-            return keyed.into_sorted(|&(a, b)| {
-                let (bytes, len) = name(a, b);
+            return keyed.into_sorted(|s| {
+                let (bytes, len) = name(s.a, s.b);
                 RawName::from_slice(&bytes[..len])
             });
         }
