@@ -588,6 +588,30 @@ proptest! {
     }
 }
 
+/// A table flooded by its first names, and then given thousands of new
+/// ones, some of which its slots take, grows while flooded, in the middle
+/// of a chunk: every engine must still give naive's answer.
+#[test]
+fn a_flooded_table_grows_within_a_chunk() {
+    set_hand_off_names(0);
+    let mut names = flood::colliding(15, 400, 5);
+    names.extend((0..20_000).map(|i| format!("n{i}")));
+    names.extend(flood::clustered(15, 300, 5, 20, 5));
+    let mut input = Vec::new();
+    for round in 0..2 {
+        for (i, name) in names.iter().enumerate() {
+            let (t, sign) = ((i * 7 + round) % 1000, ["", "-"][i % 2]);
+            input.extend(format!("{name};{sign}{}.{}\n", t / 10, t % 10).bytes());
+        }
+    }
+    let options = Options {
+        threads: 1,
+        chunk_size: DEFAULT_CHUNK_SIZE,
+    };
+    let summary = assert_engines_agree(&input, &options).unwrap();
+    assert_eq!(summary.len(), names.len());
+}
+
 /// A chunk of many MiB is parsed a stretch at a time, each stretch fed as
 /// the table's size at its start says: one 17 MB chunk of 600,000 names
 /// (every seventh of them long) takes the short table past every feed's

@@ -241,9 +241,22 @@ impl Adder<'_> {
     #[inline(never)]
     fn add_past_home(&mut self, at: usize, a: u64, b: u64, total: i64) -> bool {
         match self.table.short.is_flooded() {
-            true => self.table.short.add_keyed(a, b, total),
+            true => self.add_keyed(a, b, total),
             false => self.walk(at, a, b, total),
         }
+    }
+
+    /// Adds a row to the flooded short table: to its keyed table, or, for a
+    /// new name, to the table, which then grows as an unflooded one does
+    /// when a name lands in its slots: the slots' shape is loaded again.
+    #[inline(always)]
+    fn add_keyed(&mut self, a: u64, b: u64, total: i64) -> bool {
+        if self.table.short.add_keyed(a, b, total) {
+            return true;
+        }
+        let added = self.table.short.insert_flooded(a, b, total);
+        self.load();
+        added
     }
 
     /// [`Adder::add_past_home`] for a table that has not flooded: walks
@@ -273,8 +286,7 @@ impl Adder<'_> {
             let short = &mut self.table.short;
             if short.budget.left == 0 {
                 short.flood();
-                self.load();
-                return self.table.short.add_keyed(a, b, total);
+                return self.add_keyed(a, b, total);
             }
             short.budget.left -= 1;
             at = (at + std::mem::size_of::<short::Slot>()) & self.shape.mask;

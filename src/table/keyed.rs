@@ -83,6 +83,20 @@ impl<T: Held> Keyed<T> {
         self.table.len()
     }
 
+    /// What the map holds for `key`, if anything.
+    #[inline(always)]
+    pub(super) fn get_mut(&mut self, key: &T::Key) -> Option<&mut T> {
+        let hash = self.key.hash_one(key);
+        self.table.find_mut(hash, |held| held.is(key))
+    }
+
+    /// Inserts `held`, whose key `key` the map does not hold.
+    pub(super) fn insert(&mut self, key: &T::Key, held: T) {
+        let hash = self.key.hash_one(key);
+        let state = &self.key;
+        (self.table).insert_unique(hash, held, |h| h.hash(state));
+    }
+
     /// Counts a row of `key`; a key not yet held is inserted as `new`
     /// makes it, holding the row, or the row refused (`false`) if `new`
     /// gives none.
@@ -93,29 +107,23 @@ impl<T: Held> Keyed<T> {
         row: T::Row,
         new: impl FnOnce() -> Option<T>,
     ) -> bool {
-        let hash = self.key.hash_one(key);
-        if let Some(held) = self.table.find_mut(hash, |held| held.is(key)) {
+        if let Some(held) = self.get_mut(key) {
             held.add(row);
             return true;
         }
         let Some(new) = new() else {
             return false;
         };
-        let state = &self.key;
-        (self.table).insert_unique(hash, new, |held| held.hash(state));
+        self.insert(key, new);
         true
     }
 
     /// Folds `held`, whose key is `key`, into what the map holds for it,
     /// as when tables are folded into one.
     pub(super) fn fold(&mut self, key: &T::Key, held: T) {
-        let hash = self.key.hash_one(key);
-        match self.table.find_mut(hash, |h| h.is(key)) {
+        match self.get_mut(key) {
             Some(h) => h.fold(&held),
-            None => {
-                let state = &self.key;
-                (self.table).insert_unique(hash, held, |h| h.hash(state));
-            }
+            None => self.insert(key, held),
         }
     }
 

@@ -259,8 +259,8 @@ pub(super) struct Short {
     len: usize,
     /// Probe steps past home slots the table may still take.
     pub budget: Budget,
-    /// Where the names are once the table has spent its probe steps
-    /// ([`Short::flood`]); its two slots then stay empty, matching no key.
+    /// Where the names held past the slot after their home are once the
+    /// table has spent its probe steps ([`Short::flood`]).
     keyed: Option<Keyed<Slot>>,
 }
 
@@ -278,41 +278,29 @@ impl Short {
     }
 
     pub(super) fn len(&self) -> usize {
-        self.keyed.as_ref().map_or(self.len, Keyed::len)
+        self.len + self.keyed.as_ref().map_or(0, Keyed::len)
     }
 
-    /// Whether the table has moved its names to a keyed table.
+    /// Whether the table has flooded: it holds names in a keyed table.
     pub(super) fn is_flooded(&self) -> bool {
         self.keyed.is_some()
     }
 
     /// An empty table for the rows to come when this one is set aside: as
-    /// many slots, or flooded if this one is, since its names would flood
+    /// many slots, and flooded if this one is, since its names would flood
     /// it again.
     pub(super) fn emptied(&self) -> Short {
-        match &self.keyed {
-            None => Short::with_slots(self.slots.len()),
-            Some(keyed) => Short::flooded(self.budget, Keyed::with_capacity(keyed.len())),
+        let mut fresh = Short::with_slots(self.slots.len());
+        if let Some(keyed) = &self.keyed {
+            fresh.budget = self.budget;
+            fresh.keyed = Some(Keyed::with_capacity(keyed.len()));
         }
+        fresh
     }
 
-    /// A flooded table, its names in `keyed` and two empty slots, which
-    /// match no key.
-    fn flooded(mut budget: Budget, keyed: Keyed<Slot>) -> Short {
-        budget.forfeit();
-        Short {
-            slots: Slots::empty(2),
-            shift: 63,
-            len: 0,
-            budget,
-            keyed: Some(keyed),
-        }
-    }
-
-    /// Grows the table to at least `n` slots (a power of two); a flooded
-    /// table keeps its two.
+    /// Grows the table to at least `n` slots (a power of two).
     pub(super) fn reserve(&mut self, n: usize) {
-        while self.slots.len() < n && !self.is_flooded() {
+        while self.slots.len() < n {
             self.grow();
         }
     }
@@ -344,32 +332,110 @@ impl Short {
         }
     }
 
-    /// Moves every name to a keyed table, for good, and leaves two empty
-    /// slots: every row's first compare then misses, which sends it out of
-    /// the hot loop, and on to the keyed table ([`Short::add_keyed`]), with
-    /// no new branch on the hot path. Does nothing to a flooded table.
+    /// Moves every name held past the slot after its home to a keyed
+    /// table, for good, and sends there, from then on, every new name whose
+    /// home slot and the next are taken. The hot loop, which looks at those
+    /// two slots, takes the rows of the names left in them as before; the
+    /// others miss both, which sends them out of the loop and on to the
+    /// keyed table ([`Short::add_keyed`]), with no new branch on the hot
+    /// path. A table whose names merely crowd some home slots thus keeps
+    /// most of its rows in the loop. Does nothing to a flooded table.
     #[cold]
     #[inline(never)]
     pub(super) fn flood(&mut self) {
         if self.is_flooded() {
             return;
         }
-        let mut keyed = Keyed::with_capacity(self.len);
-        for s in self.slots.iter().filter(|s| s.a | s.b != 0) {
-            keyed.fold(&(s.a, s.b), *s);
-        }
-        *self = Short::flooded(self.budget, keyed);
+        self.budget.forfeit();
+        self.keyed = Some(Keyed::with_capacity(self.len));
+        self.spill();
     }
 
-    /// Adds a row of the key `a`, `b`, given as its [`total`], to the
-    /// keyed table of a flooded table; `false`, adding nothing, for a name
-    /// [`super::acceptable`] refuses.
+    /// The home slot of the key `a`, `b` and the slot after it: where the
+    /// hot loop looks.
+    fn near(&self, a: u64, b: u64) -> [usize; 2] {
+        let i = home(a, b, self.shift);
+        [i, (i + 1) & (self.slots.len() - 1)]
+    }
+
+    /// In a flooded table, moves every name held past the slot after its
+    /// home to the keyed table ([`Short::flood`]).
+    fn spill(&mut self) {
+        let Some(mut keyed) = self.keyed.take() else {
+            return;
+        };
+        for i in 0..self.slots.len() {
+            let s = self.slots[i];
+            if s.a | s.b != 0 && !self.near(s.a, s.b).contains(&i) {
+                keyed.insert(&(s.a, s.b), s);
+                self.slots[i] = Slot::zeroed();
+                self.len -= 1;
+            }
+        }
+        self.keyed = Some(keyed);
+    }
+
+    /// Adds a row of the key `a`, `b`, given as its [`total`], to a flooded
+    /// table's keyed table, if it holds the key: `false`, adding nothing,
+    /// if not. The key is in neither its home slot nor the next (every
+    /// caller has looked).
     #[inline(always)]
     pub(super) fn add_keyed(&mut self, a: u64, b: u64, total: i64) -> bool {
+        debug_assert!(self
+            .near(a, b)
+            .iter()
+            .all(|&i| (self.slots[i].a, self.slots[i].b) != (a, b)));
         let keyed = self.keyed.as_mut().expect("flooded");
-        keyed.add(&(a, b), total, || {
-            acceptable(a, b).then(|| Slot::new(a, b, total))
-        })
+        match keyed.get_mut(&(a, b)) {
+            Some(s) => {
+                s.add(total);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Adds the first row of the key `a`, `b`, given as its [`total`], to
+    /// a flooded table ([`Short::put`]); `false`, adding nothing, for a
+    /// name [`super::acceptable`] refuses. The table may grow.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn insert_flooded(&mut self, a: u64, b: u64, total: i64) -> bool {
+        if !acceptable(a, b) {
+            return false;
+        }
+        self.put(Slot::new(a, b, total));
+        true
+    }
+
+    /// Folds another table's slot `s` into a flooded table.
+    fn fold_flooded(&mut self, s: &Slot) {
+        for i in self.near(s.a, s.b) {
+            let t = &mut self.slots[i];
+            if t.a == s.a && t.b == s.b {
+                t.fold(s);
+                return;
+            }
+        }
+        let keyed = self.keyed.as_mut().expect("flooded");
+        match keyed.get_mut(&(s.a, s.b)) {
+            Some(t) => t.fold(s),
+            None => self.put(*s),
+        }
+    }
+
+    /// Puts a name new to a flooded table into its home slot or the next,
+    /// where the hot loop finds it, if one is empty, or else into the keyed
+    /// table.
+    fn put(&mut self, s: Slot) {
+        for i in self.near(s.a, s.b) {
+            if self.slots[i].a | self.slots[i].b == 0 {
+                self.fill(i, s);
+                return;
+            }
+        }
+        let keyed = self.keyed.as_mut().expect("flooded");
+        keyed.insert(&(s.a, s.b), s);
     }
 
     /// Hands every name with its stats to `f`, in no order, and empties
@@ -381,7 +447,6 @@ impl Short {
                 let (bytes, len) = name(s.a, s.b);
                 f(&bytes[..len], s.stats());
             }
-            return;
         }
         for s in self.slots.iter_mut().filter(|s| s.a | s.b != 0) {
             let (bytes, len) = name(s.a, s.b);
@@ -407,7 +472,6 @@ impl Short {
     #[cold]
     #[inline(never)]
     pub(super) fn insert(&mut self, i: usize, a: u64, b: u64, total: i64) -> bool {
-        debug_assert!(!self.is_flooded());
         if !acceptable(a, b) {
             return false;
         }
@@ -441,10 +505,7 @@ impl Short {
                 Walk::Found(i) => self.slots[i].fold(s),
                 // Checked when `other` took it in.
                 Walk::Free(i) => self.fill(i, *s),
-                Walk::Flooded => {
-                    let keyed = self.keyed.as_mut().expect("flooded");
-                    keyed.fold(&(s.a, s.b), *s);
-                }
+                Walk::Flooded => self.fold_flooded(s),
             }
         }
     }
@@ -498,6 +559,9 @@ impl Short {
             }
         }
         self.budget.spend(steps);
+        // A flooded table's names are where the hot loop looks, or in its
+        // keyed table.
+        self.spill();
     }
 
     /// Whether the table, about to grow, should grow fourfold: whether
@@ -539,11 +603,12 @@ impl Short {
     /// the slots and a cache miss per name (docs/PERFORMANCE.md, *The
     /// tables*).
     pub(super) fn into_sorted(mut self) -> Vec<Entry> {
-        if let Some(keyed) = self.keyed {
-            return keyed.into_sorted(|s| {
+        if let Some(keyed) = self.keyed.take() {
+            let keyed = keyed.into_sorted(|s| {
                 let (bytes, len) = name(s.a, s.b);
                 RawName::from_slice(&bytes[..len])
             });
+            return super::merge_runs(vec![self.into_sorted(), keyed]);
         }
         let mut n = 0;
         for i in 0..self.slots.len() {
