@@ -241,6 +241,42 @@ impl Counts {
     pub fn sorted(&self) -> Vec<(i64, u64)> {
         self.0.sorted()
     }
+
+    /// The `rank`-th smallest value counted (from 1), or `None` past the
+    /// last: a quantile, found without sorting the values of the forms
+    /// that hold them in order or few ([`Counts::sorted`] sorted them for
+    /// each quantile of each key).
+    pub fn at_rank(&self, rank: u128) -> Option<i64> {
+        if rank == 0 {
+            return None;
+        }
+        match &self.0 {
+            Form::Raw(values) => {
+                let k = usize::try_from(rank - 1).ok()?;
+                let mut values = values.clone();
+                (k < values.len()).then(|| i64::from(*values.select_nth_unstable(k).1))
+            }
+            Form::Window { lo, bins, carried } if carried.is_empty() => {
+                let mut left = u64::try_from(rank).ok()?;
+                let i = bins.iter().position(|&n| match u64::from(n) {
+                    n if n >= left => true,
+                    n => {
+                        left -= n;
+                        false
+                    }
+                })?;
+                Some(lo + i as i64)
+            }
+            _ => {
+                let mut seen = 0u128;
+                let (value, _) = self.sorted().into_iter().find(|&(_, c)| {
+                    seen += u128::from(c);
+                    seen >= rank
+                })?;
+                Some(value)
+            }
+        }
+    }
 }
 
 /// The form counts take (see the module's documentation).
@@ -470,6 +506,28 @@ mod tests {
             proptest::prop_assert_eq!(one.sorted(), want.clone());
             proptest::prop_assert_eq!(a.sorted(), want);
         }
+
+        /// Every rank's value, in every form, as the values sorted give
+        /// it; none at rank 0 or past the last.
+        #[test]
+        fn a_rank_is_the_sorted_values_element(
+            values in proptest::collection::vec(
+                (proptest::prop_oneof![-999i64..=999, -30i64..30, -(1i64 << 50)..(1 << 50)], 1u64..4),
+                0..300,
+            ),
+        ) {
+            let mut counts = Counts::default();
+            let mut sorted = Vec::new();
+            for &(v, n) in &values {
+                counts.add(v, n);
+                sorted.extend(std::iter::repeat_n(v, n as usize));
+            }
+            sorted.sort_unstable();
+            for rank in 0..=sorted.len() + 1 {
+                let want = rank.checked_sub(1).and_then(|k| sorted.get(k).copied());
+                proptest::prop_assert_eq!(counts.at_rank(rank as u128), want, "rank {}", rank);
+            }
+        }
     }
 
     #[test]
@@ -487,6 +545,7 @@ mod tests {
             c.add(7, 1);
         }
         let sorted = c.sorted();
+        assert_eq!(c.at_rank(u64::from(u32::MAX) as u128 + 9), Some(3));
         assert_eq!(sorted[7], (7, 70_001));
         assert_eq!(sorted[3], (3, (1 << 32) + 5));
         assert_eq!(sorted[4], (4, (3 << 32) + 1));

@@ -160,12 +160,7 @@ impl Statistic {
                 // ceil(q·n): q < 1 with at most 8 digits, n < 2^64.
                 let n = u128::from(s.count);
                 let rank = (u128::from(numerator) * n).div_ceil(u128::from(denominator));
-                let mut seen = 0u128;
-                let (value, _) = counts.sorted().into_iter().find(|&(_, c)| {
-                    seen += u128::from(c);
-                    seen >= rank
-                })?;
-                units(value)
+                units(counts.at_rank(rank)?)
             }
         }
     }
