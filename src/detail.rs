@@ -6,10 +6,11 @@
 //! Counts per value grow with the distinct values, not with the rows
 //! (past a key's first [`RAW`]), and merge exactly. They take one of three
 //! forms, chosen as a key's values arrive: the values themselves, as they
-//! came (a key seen up to 128 times, as most of a million keys are); dense
-//! 16-bit counts over a window of values (the challenge's tenths: an add
-//! is an index and an increment); or a hash map (values spread thinly
-//! over a wide domain).
+//! came (a key seen up to 128 times, as most of a million keys are), in 16
+//! bits while they fit (the challenge's tenths always do); dense 16-bit
+//! counts over a window of values (the challenge's tenths: an add is an
+//! index and an increment); or a hash map (values spread thinly over a
+//! wide domain).
 
 use std::collections::HashMap;
 
@@ -212,9 +213,9 @@ impl Squares {
 }
 
 /// Values kept as they came before a key's counts take another form: a
-/// key seen up to this many times, as most of a million keys are, keeps 4
-/// bytes a row, where pairs of a value and its count took 16 for each
-/// distinct value and a map more.
+/// key seen up to this many times, as most of a million keys are, keeps 2
+/// bytes a row (4 past 16 bits), where pairs of a value and its count took
+/// 16 for each distinct value and a map more.
 const RAW: usize = 128;
 
 /// The widest window of dense counts, in values: 8 KiB of counts, the
@@ -251,11 +252,8 @@ impl Counts {
             return None;
         }
         match &self.0 {
-            Form::Raw(values) => {
-                let k = usize::try_from(rank - 1).ok()?;
-                let mut values = values.clone();
-                (k < values.len()).then(|| i64::from(*values.select_nth_unstable(k).1))
-            }
+            Form::Raw16(values) => raw_at_rank(values, rank),
+            Form::Raw32(values) => raw_at_rank(values, rank),
             Form::Window { lo, bins, carried } if carried.is_empty() => {
                 let mut left = u64::try_from(rank).ok()?;
                 let i = bins.iter().position(|&n| match u64::from(n) {
@@ -277,22 +275,71 @@ impl Counts {
             }
         }
     }
+
+    /// Calls `f` with each value and its count, in no order; a value may
+    /// come more than once.
+    pub fn visit(&self, f: impl FnMut(i64, u64)) {
+        self.0.visit(f)
+    }
+}
+
+/// The `rank`-th smallest (from 1) of `values`, selected from a copy.
+fn raw_at_rank<T: Copy + Ord + Into<i64>>(values: &[T], rank: u128) -> Option<i64> {
+    let k = usize::try_from(rank - 1).ok()?;
+    let mut values = values.to_vec();
+    (k < values.len()).then(|| (*values.select_nth_unstable(k).1).into())
+}
+
+/// Pushes `n` occurrences of `value` onto a key's raw values if it fits
+/// `T` and the [`RAW`] values' room, growing them by half rather than
+/// twice over: a million keys' values are most of a run's memory.
+fn push_raw<T: Copy + TryFrom<i64>>(values: &mut Vec<T>, value: i64, n: u64) -> bool {
+    let room = RAW - values.len();
+    let Ok(v) = T::try_from(value) else {
+        return false;
+    };
+    if n > room as u64 {
+        return false;
+    }
+    let n = n as usize;
+    if values.capacity() - values.len() < n {
+        values.reserve_exact((values.len() / 2 + 4).max(n).min(room));
+    }
+    values.extend(std::iter::repeat_n(v, n));
+    true
+}
+
+/// The distinct values of `values` with their counts, in increasing order.
+fn raw_sorted<T: Copy + Ord + Into<i64>>(values: &[T]) -> Vec<(i64, u64)> {
+    let mut values = values.to_vec();
+    values.sort_unstable();
+    let mut pairs: Vec<(i64, u64)> = Vec::new();
+    for v in values.into_iter().map(Into::into) {
+        match pairs.last_mut() {
+            Some(last) if last.0 == v => last.1 += 1,
+            _ => pairs.push((v, 1)),
+        }
+    }
+    pairs
 }
 
 /// The form counts take (see the module's documentation).
 #[derive(Clone, Debug)]
 enum Form {
-    /// Up to [`RAW`] values, each within 32 bits, as they came, repeats
+    /// Up to [`RAW`] values, each within 16 bits, as they came, repeats
     /// and all.
-    Raw(Vec<i32>),
+    Raw16(Vec<i16>),
+    /// The same, once a value needs 32 bits.
+    Raw32(Vec<i32>),
     /// Dense counts of the values from `lo` on, each below 2^16 (half the
     /// memory of 32 bits, and so fewer of a busy table's rows miss the
     /// cache); a count that reaches 2^16 adds 2^16 to the value's entry in
-    /// `carried`.
+    /// `carried`. Boxed slices, not vectors: neither grows in place, and a
+    /// key's counts take less room.
     Window {
         lo: i64,
-        bins: Vec<u16>,
-        carried: Vec<(i64, u64)>,
+        bins: Box<[u16]>,
+        carried: Box<[(i64, u64)]>,
     },
     /// Counts of values spread too thinly for a window.
     Map(HashMap<i64, u64, foldhash::fast::FixedState>),
@@ -300,7 +347,7 @@ enum Form {
 
 impl Default for Form {
     fn default() -> Form {
-        Form::Raw(Vec::new())
+        Form::Raw16(Vec::new())
     }
 }
 
@@ -340,12 +387,18 @@ impl Form {
     fn add_elsewhere(&mut self, value: i64, n: u64) {
         match self {
             Form::Window { .. } => {}
-            Form::Raw(values) => {
-                let room = (RAW - values.len()) as u64;
-                if let (Ok(v), true) = (i32::try_from(value), n <= room) {
-                    for _ in 0..n {
-                        values.push(v);
-                    }
+            Form::Raw16(values) => {
+                if push_raw(values, value, n) {
+                    return;
+                }
+                let mut wide: Vec<i32> = values.iter().map(|&v| v.into()).collect();
+                if i16::try_from(value).is_err() && push_raw(&mut wide, value, n) {
+                    *self = Form::Raw32(wide);
+                    return;
+                }
+            }
+            Form::Raw32(values) => {
+                if push_raw(values, value, n) {
                     return;
                 }
             }
@@ -388,8 +441,8 @@ impl Form {
             let lo = lo.saturating_sub(room / 2);
             let mut window = Form::Window {
                 lo,
-                bins: vec![0; (span + room) as usize],
-                carried: Vec::new(),
+                bins: vec![0; (span + room) as usize].into(),
+                carried: Box::default(),
             };
             for (v, n) in pairs {
                 window.add(v, n);
@@ -415,16 +468,34 @@ impl Form {
 
     /// Folds another key's counts in.
     fn merge(&mut self, other: &Form) {
-        match other {
-            Form::Raw(values) => values.iter().for_each(|&v| self.add(v.into(), 1)),
-            Form::Map(map) => map.iter().for_each(|(&v, &n)| self.add(v, n)),
+        // Room for the other's raw values at once, rather than grown by
+        // half again and again past what they need.
+        let extra = match other {
+            Form::Raw16(v) => v.len(),
+            Form::Raw32(v) => v.len(),
+            _ => 0,
+        };
+        match self {
+            Form::Raw16(v) if v.len() + extra <= RAW => v.reserve_exact(extra),
+            Form::Raw32(v) if v.len() + extra <= RAW => v.reserve_exact(extra),
+            _ => {}
+        }
+        other.visit(|v, n| self.add(v, n));
+    }
+
+    /// Calls `f` with each value and its count, in no order.
+    fn visit(&self, mut f: impl FnMut(i64, u64)) {
+        match self {
+            Form::Raw16(values) => values.iter().for_each(|&v| f(v.into(), 1)),
+            Form::Raw32(values) => values.iter().for_each(|&v| f(v.into(), 1)),
+            Form::Map(map) => map.iter().for_each(|(&v, &n)| f(v, n)),
             Form::Window { lo, bins, carried } => {
-                for (v, &n) in (*lo..).zip(bins) {
+                for (v, &n) in (*lo..).zip(bins.iter()) {
                     if n > 0 {
-                        self.add(v, n.into());
+                        f(v, n.into());
                     }
                 }
-                carried.iter().for_each(|&(v, n)| self.add(v, n));
+                carried.iter().for_each(|&(v, n)| f(v, n));
             }
         }
     }
@@ -432,18 +503,8 @@ impl Form {
     /// The distinct values with their counts, in increasing order.
     fn sorted(&self) -> Vec<(i64, u64)> {
         let mut pairs: Vec<(i64, u64)> = match self {
-            Form::Raw(values) => {
-                let mut values = values.clone();
-                values.sort_unstable();
-                let mut pairs: Vec<(i64, u64)> = Vec::new();
-                for v in values.into_iter().map(i64::from) {
-                    match pairs.last_mut() {
-                        Some(last) if last.0 == v => last.1 += 1,
-                        _ => pairs.push((v, 1)),
-                    }
-                }
-                return pairs;
-            }
+            Form::Raw16(values) => return raw_sorted(values),
+            Form::Raw32(values) => return raw_sorted(values),
             Form::Map(map) => map.iter().map(|(&v, &n)| (v, n)).collect(),
             Form::Window { lo, bins, carried } => {
                 let mut pairs: Vec<(i64, u64)> = (*lo..)
@@ -451,7 +512,7 @@ impl Form {
                     .filter(|&(_, &n)| n > 0)
                     .map(|(v, &n)| (v, u64::from(n)))
                     .collect();
-                for &(v, n) in carried {
+                for &(v, n) in carried.iter() {
                     match pairs.binary_search_by_key(&v, |p| p.0) {
                         Ok(i) => pairs[i].1 += n,
                         Err(i) => pairs.insert(i, (v, n)),
@@ -469,11 +530,15 @@ impl Form {
 /// hold after adding `n`: its bits above 16, and 2^16 more if the count
 /// wrapped.
 #[cold]
-fn carry(carried: &mut Vec<(i64, u64)>, value: i64, n: u64, wrapped: bool) {
+fn carry(carried: &mut Box<[(i64, u64)]>, value: i64, n: u64, wrapped: bool) {
     let extra = (n >> 16 << 16) + (u64::from(wrapped) << 16);
     match carried.iter_mut().find(|p| p.0 == value) {
         Some(p) => p.1 += extra,
-        None => carried.push((value, extra)),
+        None => {
+            let mut more = std::mem::take(carried).into_vec();
+            more.push((value, extra));
+            *carried = more.into();
+        }
     }
 }
 
@@ -484,12 +549,12 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
-        /// Values narrow, wide or both, added one by one or many at a
+        /// Values within 16 bits, 32, 64 or all three, added one by one or many at a
         /// time and merged in two halves: counted as a map counts them.
         #[test]
         fn counts_count_as_a_map_does(
             values in proptest::collection::vec(
-                (proptest::prop_oneof![-999i64..=999, -30i64..30, -(1i64 << 50)..(1 << 50)], 1u64..4),
+                (proptest::prop_oneof![-999i64..=999, -30i64..30, -(1i64 << 20)..(1 << 20), -(1i64 << 50)..(1 << 50)], 1u64..4),
                 0..300,
             ),
             split in 0usize..300,
@@ -512,7 +577,7 @@ mod tests {
         #[test]
         fn a_rank_is_the_sorted_values_element(
             values in proptest::collection::vec(
-                (proptest::prop_oneof![-999i64..=999, -30i64..30, -(1i64 << 50)..(1 << 50)], 1u64..4),
+                (proptest::prop_oneof![-999i64..=999, -30i64..30, -(1i64 << 20)..(1 << 20), -(1i64 << 50)..(1 << 50)], 1u64..4),
                 0..300,
             ),
         ) {
@@ -533,7 +598,7 @@ mod tests {
     #[test]
     fn a_window_count_past_16_bits_carries() {
         let mut c = Counts::default();
-        assert!(matches!(c.0, Form::Raw(_)));
+        assert!(matches!(c.0, Form::Raw16(_)));
         for v in 0..200 {
             c.add(v, 1);
         }

@@ -9,7 +9,7 @@
 //! step by step, because some exact ties are decided by its `f64` rounding
 //! and the official expected outputs follow that.
 
-use crate::detail::{Detail, Kept};
+use crate::detail::{Counts, Detail, Kept, Squares};
 
 /// The largest magnitude of a challenge or Parquet value, in tenths
 /// (99,999,999.9): text values lie in `-999..=999`, Parquet values reach
@@ -92,6 +92,26 @@ impl Stats {
         if let Some(d) = &mut stats.detail {
             d.add(value);
         }
+        stats
+    }
+
+    /// The stats of the values `counts` counts (at least one), keeping
+    /// them and their sum of squares: all a key needs to keep while its
+    /// rows arrive, when it keeps its counts.
+    pub fn of_counts(counts: Counts) -> Stats {
+        let mut stats = Stats::default();
+        let mut squares = Squares::default();
+        counts.visit(|v, n| {
+            stats.min = stats.min.min(v);
+            stats.max = stats.max.max(v);
+            stats.sum += i128::from(v) * i128::from(n);
+            stats.count += n;
+            squares.add(v.unsigned_abs().into(), n);
+        });
+        stats.detail = Some(Box::new(Detail {
+            squares,
+            counts: Some(counts),
+        }));
         stats
     }
 

@@ -368,7 +368,8 @@ proptest! {
 
     /// Bytes from the grammar's alphabet, valid or not (two lines read as
     /// one, a name without its `;`, a value cut short): every engine
-    /// keeping counts per value gives `naive`'s summary or error.
+    /// keeping a sum of squares or counts per value gives `naive`'s
+    /// summary or error.
     #[test]
     fn keeping_engines_agree_with_naive_on_any_bytes(
         tokens in prop::collection::vec(prop::sample::select(vec![
@@ -377,12 +378,13 @@ proptest! {
         ]), 0..60),
         threads in 1usize..=3,
         chunk_size in prop::sample::select(vec![1usize, 7, 64, 4 << 20]),
+        kept in prop::sample::select(vec![Kept::Squares, Kept::Counts]),
     ) {
         let options = Options { threads, chunk_size };
         let bytes = tokens.concat().into_bytes();
-        let want = brc::aggregate_keeping(&bytes, Kept::Counts, Engine::Naive, &options);
+        let want = brc::aggregate_keeping(&bytes, kept, Engine::Naive, &options);
         for engine in Engine::ALL {
-            let got = brc::aggregate_keeping(&bytes, Kept::Counts, engine, &options);
+            let got = brc::aggregate_keeping(&bytes, kept, engine, &options);
             prop_assert_eq!(&got, &want, "{:?}", engine);
         }
     }

@@ -6,16 +6,21 @@
 //! and nothing more, so such runs take this loop: the `;` found by
 //! `memchr`, the value parsed from one word by the scanner's parser
 //! ([`crate::scan::parse_value`]), a name of up to 15 bytes compared as
-//! two words, and each station's stats, detail and all, in a vector the
-//! `hashbrown` tables index. A line the quick path does not take (the
-//! last without its `\n`, a malformed one) goes to the strict parser.
+//! two words, and each station in a vector that `hashbrown` tables index.
+//! A line the quick path does not take (the last without its `\n`, a
+//! malformed one) goes to the strict parser.
+//!
+//! A station keeps only what its statistics need ([`Keep`]): with counts
+//! per value, those counts alone, every other stat derived from them when
+//! the run ends. A million stations' counts are most of such a run's
+//! memory, and the adds are fewer.
 
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
 use crate::bits;
-use crate::detail::Detail;
+use crate::detail::{Counts, Detail, Squares};
 use crate::engine::Accumulator;
 use crate::error::Fault;
 use crate::parse::{self, MAX_NAME_LEN};
@@ -27,82 +32,178 @@ use crate::summary::{Entry, RawName};
 /// a `;` (which no name holds) and zeros.
 const SHORT: usize = 15;
 
-/// One station: its key words (short names), its name, its stats with
-/// what they keep, and the offset of the line it was first seen on.
-struct Station {
+/// What a station keeps of its values while rows arrive.
+pub trait Keep: Sized {
+    /// What one value keeps.
+    fn new(value: i64) -> Self;
+    /// Adds a value.
+    fn add(&mut self, value: i64);
+    /// Folds another thread's in, for the same station.
+    fn absorb(&mut self, other: Self);
+    /// The station's stats, with what they keep.
+    fn into_stats(self) -> Stats;
+}
+
+/// The basic stats and the sum of squares: the standard deviations.
+pub struct Moments {
+    stats: Stats,
+    squares: Squares,
+}
+
+impl Keep for Moments {
+    fn new(value: i64) -> Moments {
+        let mut squares = Squares::default();
+        squares.add(value.unsigned_abs().into(), 1);
+        Moments {
+            stats: Stats::new(value),
+            squares,
+        }
+    }
+
+    #[inline(always)]
+    fn add(&mut self, value: i64) {
+        self.stats.add(value);
+        self.squares.add(value.unsigned_abs().into(), 1);
+    }
+
+    fn absorb(&mut self, other: Moments) {
+        self.stats.merge(&other.stats);
+        self.squares.merge(&other.squares);
+    }
+
+    fn into_stats(self) -> Stats {
+        let detail = Detail {
+            squares: self.squares,
+            counts: None,
+        };
+        Stats {
+            detail: Some(Box::new(detail)),
+            ..self.stats
+        }
+    }
+}
+
+impl Keep for Counts {
+    fn new(value: i64) -> Counts {
+        let mut counts = Counts::default();
+        counts.add(value, 1);
+        counts
+    }
+
+    #[inline(always)]
+    fn add(&mut self, value: i64) {
+        Counts::add(self, value, 1);
+    }
+
+    fn absorb(&mut self, other: Counts) {
+        self.merge(&other);
+    }
+
+    fn into_stats(self) -> Stats {
+        Stats::of_counts(self)
+    }
+}
+
+/// One station: its key words (short names; zeros for a longer name), its
+/// name, what it keeps, and the offset of the line it was first seen on.
+/// Aligned as an [`Entry`] is, so that the sorted stations become entries
+/// in place when a station is no smaller than an entry.
+#[repr(align(16))]
+struct Station<K> {
     key: (u64, u64),
     name: RawName,
-    /// The basic stats, and the detail beside them rather than boxed in
-    /// them until the run ends: a row's add waits on one load fewer.
-    stats: Stats,
-    detail: Detail,
+    kept: K,
     first: usize,
 }
 
-/// One thread's stations, each keeping its sum of squares and, if
-/// `COUNTS`, its counts per value.
-#[derive(Default)]
-pub struct Keeping<const COUNTS: bool> {
+// The sorted stations become entries in place (see [`Station`]).
+const _: () = assert!(
+    std::mem::size_of::<Station<Counts>>() >= std::mem::size_of::<Entry>()
+        && std::mem::align_of::<Station<Counts>>() >= std::mem::align_of::<Entry>()
+);
+
+/// One thread's stations, each keeping `K`.
+pub struct Keeping<K> {
+    /// The stations, in the order they were first seen: a vector rather
+    /// than the tables' own buckets, which a table keeps up to twice as
+    /// many of as it holds.
+    stations: Vec<Station<K>>,
     /// The stations of short names, by their key's hash.
-    short: HashTable<Station>,
+    short: HashTable<u32>,
     /// The stations of longer names, by their bytes' hash.
-    long: HashTable<Station>,
+    long: HashTable<u32>,
     hasher: foldhash::fast::RandomState,
 }
 
-impl<const COUNTS: bool> Keeping<COUNTS> {
+impl<K> Default for Keeping<K> {
+    fn default() -> Keeping<K> {
+        Keeping {
+            stations: Vec::new(),
+            short: HashTable::new(),
+            long: HashTable::new(),
+            hasher: Default::default(),
+        }
+    }
+}
+
+impl<K: Keep> Keeping<K> {
+    /// The station of `name`, whose key words are `key` if it is short
+    /// (its hash `hash`, by the key or else the name), if seen.
+    #[inline(always)]
+    fn find(&self, name: &[u8], key: Option<(u64, u64)>, hash: u64) -> Option<usize> {
+        let stations = &self.stations;
+        let at = match key {
+            Some(key) => self.short.find(hash, |&i| stations[i as usize].key == key),
+            None => self
+                .long
+                .find(hash, |&i| *stations[i as usize].name == *name),
+        };
+        at.map(|&i| i as usize)
+    }
+
+    /// The hash of a station's key, or of its name if it has none.
+    #[inline(always)]
+    fn hash(&self, name: &[u8], key: Option<(u64, u64)>) -> u64 {
+        match key {
+            Some(key) => self.hasher.hash_one(key),
+            None => self.hasher.hash_one(name),
+        }
+    }
+
     /// Adds a row of `name`, whose key words are `key` if it is short,
     /// and whose line starts at `first`. Inlined in the loop: as a call,
     /// it saved and restored registers on every row.
     #[inline(always)]
     fn add(&mut self, name: &[u8], key: Option<(u64, u64)>, value: i64, first: usize) {
-        let (table, hash) = match key {
-            Some(key) => (&mut self.short, self.hasher.hash_one(key)),
-            None => (&mut self.long, self.hasher.hash_one(name)),
-        };
-        let found = match key {
-            Some(key) => table.find_mut(hash, |s| s.key == key),
-            None => table.find_mut(hash, |s| *s.name == *name),
-        };
-        match found {
-            Some(s) => {
-                s.stats.add(value);
-                s.detail.add(value);
-            }
-            None => self.insert(name, key, hash, value, first),
+        let hash = self.hash(name, key);
+        match self.find(name, key, hash) {
+            Some(i) => self.stations[i].kept.add(value),
+            None => self.insert(Station {
+                key: key.unwrap_or_default(),
+                name: RawName::from_slice(name),
+                kept: K::new(value),
+                first,
+            }),
         }
     }
 
+    /// Adds a station not seen before.
     #[cold]
     #[inline(never)]
-    fn insert(
-        &mut self,
-        name: &[u8],
-        key: Option<(u64, u64)>,
-        hash: u64,
-        value: i64,
-        first: usize,
-    ) {
-        let station = Station {
-            key: key.unwrap_or_default(),
-            name: RawName::from_slice(name),
-            stats: Stats::new(value),
-            detail: {
-                let mut detail = Detail::new(COUNTS);
-                detail.add(value);
-                detail
-            },
-            first,
-        };
+    fn insert(&mut self, station: Station<K>) {
+        let i = u32::try_from(self.stations.len()).expect("fewer than 2^32 stations");
         let hasher = &self.hasher;
-        match key {
-            Some(_) => self
-                .short
-                .insert_unique(hash, station, |s| hasher.hash_one(s.key)),
-            None => self
-                .long
-                .insert_unique(hash, station, |s| hasher.hash_one(&*s.name)),
-        };
+        let stations = &self.stations;
+        if station.key != (0, 0) {
+            let hash = hasher.hash_one(station.key);
+            let rehash = |&j: &u32| hasher.hash_one(stations[j as usize].key);
+            self.short.insert_unique(hash, i, rehash);
+        } else {
+            let hash = hasher.hash_one(&*station.name);
+            let rehash = |&j: &u32| hasher.hash_one(&*stations[j as usize].name);
+            self.long.insert_unique(hash, i, rehash);
+        }
+        self.stations.push(station);
     }
 }
 
@@ -144,7 +245,7 @@ fn semicolon(chunk: &[u8], at: usize) -> (Option<usize>, Option<(u64, u64)>) {
     (semi, key)
 }
 
-impl<const COUNTS: bool> Accumulator for Keeping<COUNTS> {
+impl<K: Keep + Send> Accumulator for Keeping<K> {
     type Shared = ();
 
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault> {
@@ -178,18 +279,34 @@ impl<const COUNTS: bool> Accumulator for Keeping<COUNTS> {
         Ok(())
     }
 
+    const ABSORBS: bool = true;
+
+    /// Folds another thread's stations in, freeing each one's values as it
+    /// goes, so that two threads' counts are not held twice over.
+    fn absorb(&mut self, other: Self) {
+        for station in other.stations {
+            let key = (station.key != (0, 0)).then_some(station.key);
+            let hash = self.hash(&station.name, key);
+            match self.find(&station.name, key, hash) {
+                Some(i) => {
+                    let mine = &mut self.stations[i];
+                    mine.kept.absorb(station.kept);
+                    mine.first = mine.first.min(station.first);
+                }
+                None => self.insert(station),
+            }
+        }
+    }
+
     fn into_sorted(self) -> Vec<Entry> {
-        let mut entries: Vec<Entry> = (self.short.into_iter().chain(self.long))
+        let mut stations = self.stations;
+        stations.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        (stations.into_iter())
             .map(|s| Entry {
                 name: s.name,
-                stats: Stats {
-                    detail: Some(Box::new(s.detail)),
-                    ..s.stats
-                },
+                stats: s.kept.into_stats(),
                 first: s.first,
             })
-            .collect();
-        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-        entries
+            .collect()
     }
 }

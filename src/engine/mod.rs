@@ -29,7 +29,7 @@ pub(crate) mod naive;
 use std::sync::Arc;
 
 pub use self::config::{Engine, Options, MAX_THREADS};
-use crate::detail::Kept;
+use crate::detail::{Counts, Kept};
 use crate::error::Fault;
 use crate::summary::Entry;
 
@@ -79,6 +79,9 @@ pub trait Accumulator: Default + Send {
     /// costly part. A fold that probed the other table at random, followed
     /// by a comparison sort, cost more than the two sorts
     /// (docs/PERFORMANCE.md, *The tables*); `chunked` keeps those sorts.
+    /// `keeping` folds for its memory: each of the other thread's
+    /// stations is freed as it is folded in, where sorting both threads'
+    /// stations and merging them held every key's counts twice over.
     const ABSORBS: bool = false;
 
     /// Adds `other`'s stations to these.
@@ -119,8 +122,8 @@ impl Engine {
     pub fn run<J: Job>(self, job: J) -> J::Output {
         match (self, job.kept()) {
             (Engine::Naive, _) => job.naive(),
-            (_, Kept::Squares) => job.parallel::<keeping::Keeping<false>>(),
-            (_, Kept::Counts) => job.parallel::<keeping::Keeping<true>>(),
+            (_, Kept::Squares) => job.parallel::<keeping::Keeping<keeping::Moments>>(),
+            (_, Kept::Counts) => job.parallel::<keeping::Keeping<Counts>>(),
             (Engine::Chunked, Kept::Basic) => job.parallel::<chunked::Chunked>(),
             (Engine::Swar, Kept::Basic) => job.parallel::<fast::SwarEngine>(),
             (Engine::Fast, Kept::Basic) => job.parallel::<fast::Fast>(),
