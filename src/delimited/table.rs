@@ -1,8 +1,10 @@
 //! Each key's stats, at one scale for all of a table's values, and the
 //! rows of a stretch of bytes fed into them.
 
+use std::hash::{Hash, Hasher};
+
 use compact_str::CompactString;
-use hashbrown::HashMap;
+use hashbrown::{Equivalent, HashMap};
 
 use super::decimal::{self, Decimal};
 use super::scan::{unescape, Cell, Masks, Rows, Shape};
@@ -10,10 +12,62 @@ use super::{CellError, CellFault, Layout, Slot, KEY_JOIN};
 use crate::detail::Kept;
 use crate::stats::{Stats, MAX_KEY_LEN, MAX_UNITS};
 
+/// A key as a table holds it: hashed in one write, compared by
+/// [`same`].
+struct Key(Box<[u8]>);
+
+/// A row's key, looked up in a table as the [`Key`] of the same bytes.
+struct Probe<'a>(&'a [u8]);
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write(&self.0);
+    }
+}
+
+impl Hash for Probe<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write(self.0);
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        same(&self.0, &other.0)
+    }
+}
+
+impl Eq for Key {}
+
+impl Equivalent<Key> for Probe<'_> {
+    #[inline(always)]
+    fn equivalent(&self, key: &Key) -> bool {
+        same(self.0, &key.0)
+    }
+}
+
+/// Whether `a` and `b` are the same bytes: for up to 16 bytes, two
+/// overlapping loads a side, where a call to `memcmp` for each row's short
+/// key cost more than the compare itself.
+#[inline(always)]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8"));
+    let half = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().expect("4"));
+    match n {
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        _ => a == b,
+    }
+}
+
 /// Keys and their stats, every value in units of 10^-`scale`.
 #[derive(Default)]
 pub(crate) struct Table {
-    map: HashMap<Box<[u8]>, Stats, foldhash::fast::RandomState>,
+    map: HashMap<Key, Stats, foldhash::fast::RandomState>,
     scale: u32,
     /// What each key keeps beyond its basic stats.
     kept: Kept,
@@ -53,7 +107,7 @@ impl Table {
         let refused = (self.map.iter())
             .find(|(_, s)| s.count > 0 && (up(s.min).is_none() || up(s.max).is_none()));
         if let Some((key, _)) = refused {
-            return Err(key.to_vec());
+            return Err(key.0.to_vec());
         }
         for s in self.map.values_mut().filter(|s| s.count > 0) {
             (s.min, s.max) = (s.min * factor, s.max * factor);
@@ -89,7 +143,7 @@ impl Table {
                 Some(units)
             }
         };
-        match self.map.get_mut(key) {
+        match self.map.get_mut(&Probe(key)) {
             Some(s) => match units {
                 Some(v) => {
                     s.sum = s.sum.checked_add(v.into()).ok_or(Refused::Sum)?;
@@ -114,7 +168,7 @@ impl Table {
                     Some(v) => Stats::keeping(self.kept, v),
                     None => Stats::missing_keeping(self.kept),
                 };
-                self.map.insert(key.into(), stats);
+                self.map.insert(Key(key.into()), stats);
             }
         }
         Ok(())
@@ -137,7 +191,9 @@ impl Table {
             match self.map.get_mut(&key) {
                 Some(s) => {
                     let sum = s.sum.checked_add(stats.sum);
-                    sum.ok_or_else(|| CellError::Sum { key: key.to_vec() })?;
+                    sum.ok_or_else(|| CellError::Sum {
+                        key: key.0.to_vec(),
+                    })?;
                     s.merge(&stats);
                 }
                 None => {
@@ -153,7 +209,7 @@ impl Table {
         let mut keys: Vec<(CompactString, Stats)> = (self.map.into_iter())
             .map(|(k, s)| {
                 // Every key was checked as UTF-8 when it was added.
-                let k = std::str::from_utf8(&k).unwrap_or_default();
+                let k = std::str::from_utf8(&k.0).unwrap_or_default();
                 (CompactString::from(k), s)
             })
             .collect();
@@ -355,4 +411,31 @@ fn column_of(layout: &Layout, slot: Slot) -> Option<usize> {
         _ => matches!(s, Slot::Key(0) | Slot::Both(0)),
     });
     at.map(|i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// Keys of every length to past 16 bytes, equal or one byte or
+        /// length apart: the same as the slices' own compare.
+        #[test]
+        fn same_is_the_slices_equality(
+            a in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            edit in 0u8..3,
+        ) {
+            let mut b = a.clone();
+            match (edit, a.is_empty()) {
+                (0, false) => b[at.index(a.len())] ^= 1,
+                (1, false) => { b.pop(); }
+                (2, _) => b.push(0),
+                _ => {}
+            }
+            proptest::prop_assert!(same(&a, &a));
+            proptest::prop_assert_eq!(same(&a, &b), a == b);
+            proptest::prop_assert_eq!(same(&b, &a), a == b);
+        }
+    }
 }
