@@ -283,13 +283,12 @@ impl Run<'_> {
         }
         let mut total = Table::keeping(self.kept);
         for table in tables {
-            if let Err(kind) = total.merge(table) {
-                let fault = CellFault {
-                    offset: until,
-                    column: None,
-                    kind,
-                };
-                return (Table::keeping(self.kept), Some(fault));
+            if total.merge(table).is_err() {
+                // Values that fit no common scale, or sums past 128 bits:
+                // which row brought it about only a pass in order can say
+                // (and with `--on-error skip`, that row is skipped), so the
+                // range is read again, exactly, on one thread.
+                return self.one_thread(bytes, first, until, layout, read);
             }
         }
         (total, None)

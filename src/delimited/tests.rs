@@ -232,6 +232,35 @@ fn a_bad_cell_is_named_by_line_and_column_however_the_file_is_cut() {
     }
 }
 
+/// A value of 17 digits, then one with 2 decimals: the second brings the
+/// scale to 2, at which the first takes 19 digits. Read in chunks, the two
+/// land in tables that cannot merge; the error is still the row a reading
+/// in order fails at, and never names another cell or row.
+#[test]
+fn values_of_no_common_scale_fail_at_the_row_an_ordered_read_fails_at() {
+    let text = "t,k,v\n1,a,99999999999999999\n1,b,1\n1,b,2\n1,c,0.52\n1,b,3\n";
+    for masks in masks() {
+        for (threads, chunk_size) in [(1, 1 << 20), (2, 3), (2, 12), (3, 16)] {
+            let options = Options {
+                threads,
+                chunk_size,
+            };
+            for stream in [false, true] {
+                // Each run seeds its tables' hashes anew, which orders
+                // their keys.
+                for _ in 0..8 {
+                    let failed = read(text.as_bytes(), stream, &options, masks).unwrap_err();
+                    let Error::Delimited(e) = failed.error else {
+                        panic!("{:?}", failed.error)
+                    };
+                    assert_eq!((e.line, e.column), (5, Some(3)), "{options:?} {stream}");
+                    assert!(e.to_string().contains("found `0.52`"), "{e}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn a_quote_never_closed_is_named_by_the_line_it_opens_on() {
     let text = b"t,k,v\n1,x,2\n1,x,\"2\n3,y,4\n";
