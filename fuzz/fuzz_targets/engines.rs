@@ -56,9 +56,11 @@ fuzz_target!(|data: &[u8]| {
         threads: 1 + usize::from(knobs & 3),
         chunk_size: 1 + usize::from(knobs >> 3) * 37,
     };
-    let kept = match knobs & 4 {
-        0 => Kept::Basic,
-        _ => Kept::Counts,
+    // Bit 3 is also the chunk size's lowest.
+    let kept = match (knobs & 4, knobs & 8) {
+        (0, _) => Kept::Basic,
+        (_, 0) => Kept::Counts,
+        _ => Kept::Squares,
     };
     let want = aggregate_keeping(input, kept, Engine::Naive, &options);
     for engine in Engine::ALL {
