@@ -267,7 +267,7 @@ impl Run<'_> {
                 .collect()
         });
         let reads = reads.into_inner().unwrap_or_else(|e| e.into_inner());
-        let mut ended = first;
+        let (mut ended, mut first_fault) = (first, None);
         for chunk in reads {
             let Some((start, end, fault)) = chunk else {
                 break;
@@ -277,21 +277,28 @@ impl Run<'_> {
                 return self.one_thread(bytes, first, until, layout, read);
             }
             if fault.is_some() {
-                return (Table::keeping(self.kept), fault);
+                first_fault = fault;
+                break;
             }
             ended = end;
         }
         let mut total = Table::keeping(self.kept);
         for table in tables {
             if total.merge(table).is_err() {
-                // Values that fit no common scale, or sums past 128 bits:
-                // which row brought it about only a pass in order can say
-                // (and with `--on-error skip`, that row is skipped), so the
-                // range is read again, exactly, on one thread.
+                // Values that fit no common scale, or sums past 128 bits,
+                // across chunks: which row brought it about, before any
+                // chunk's fault or not, only a pass in order can say (and
+                // with `--on-error skip`, that row is skipped), so the
+                // range is read again, exactly, on one thread. The tables
+                // hold every row before the first fault (and some after):
+                // when they merge, the rows before it do.
                 return self.one_thread(bytes, first, until, layout, read);
             }
         }
-        (total, None)
+        match first_fault {
+            Some(fault) => (Table::keeping(self.kept), Some(fault)),
+            None => (total, None),
+        }
     }
 
     /// Reads the rows starting in `first..until` on this thread, a chunk

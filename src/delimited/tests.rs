@@ -233,12 +233,29 @@ fn a_bad_cell_is_named_by_line_and_column_however_the_file_is_cut() {
 }
 
 /// A value of 17 digits, then one with 2 decimals: the second brings the
-/// scale to 2, at which the first takes 19 digits. Read in chunks, the two
-/// land in tables that cannot merge; the error is still the row a reading
-/// in order fails at, and never names another cell or row.
+/// scale to 2, at which the first takes 19 digits; or 9 decimals, then 18
+/// digits, then a short row. Read in chunks, the values land in tables
+/// that cannot merge, and the short row in a chunk of its own; the error
+/// is still the row a reading in order fails at.
 #[test]
 fn values_of_no_common_scale_fail_at_the_row_an_ordered_read_fails_at() {
-    let text = "t,k,v\n1,a,99999999999999999\n1,b,1\n1,b,2\n1,c,0.52\n1,b,3\n";
+    for (text, line, found) in [
+        (
+            "t,k,v\n1,a,99999999999999999\n1,b,1\n1,b,2\n1,c,0.52\n1,b,3\n",
+            5,
+            "found `0.52`",
+        ),
+        (
+            "t,k,v\n1,a,0.000000001\n1,b,1\n1,b,258888888888888882\n1,c\n1,b,2\n",
+            4,
+            "found `258888888888888882`",
+        ),
+    ] {
+        values_of_no_common_scale(text, line, found);
+    }
+}
+
+fn values_of_no_common_scale(text: &str, line: u64, found: &str) {
     for masks in masks() {
         for (threads, chunk_size) in [(1, 1 << 20), (2, 3), (2, 12), (3, 16)] {
             let options = Options {
@@ -253,8 +270,8 @@ fn values_of_no_common_scale_fail_at_the_row_an_ordered_read_fails_at() {
                     let Error::Delimited(e) = failed.error else {
                         panic!("{:?}", failed.error)
                     };
-                    assert_eq!((e.line, e.column), (5, Some(3)), "{options:?} {stream}");
-                    assert!(e.to_string().contains("found `0.52`"), "{e}");
+                    assert_eq!((e.line, e.column), (line, Some(3)), "{options:?} {stream}");
+                    assert!(e.to_string().contains(found), "{e}");
                 }
             }
         }
