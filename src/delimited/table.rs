@@ -133,15 +133,13 @@ impl Table {
     fn add(&mut self, key: &[u8], value: Option<Decimal>) -> Result<(), Refused> {
         let units = match value {
             None => None,
-            Some(d) => {
-                if d.scale > self.scale {
-                    self.rescale(d.scale).map_err(|_| Refused::Range(d.scale))?;
-                }
-                let units = (d.units.checked_mul(10i64.pow(self.scale - d.scale)))
-                    .filter(|v| v.abs() <= MAX_UNITS)
-                    .ok_or(Refused::Range(self.scale))?;
-                Some(units)
-            }
+            // A value refused at this table's scale, which depends on the
+            // rows it has seen, yields to a bad key, which does not: so a
+            // row is refused alike however the rows are dealt to tables.
+            Some(d) => Some(self.units(d).map_err(|r| match bad_key(key) {
+                true => Refused::Key,
+                false => r,
+            })?),
         };
         match self.map.get_mut(&Probe(key)) {
             Some(s) => match units {
@@ -157,11 +155,7 @@ impl Table {
                 None => s.missing += 1,
             },
             None => {
-                if key.is_empty() || key.len() > MAX_KEY_LEN {
-                    return Err(Refused::Key);
-                }
-                if std::str::from_utf8(key).is_err() || key.contains(&b'\n') || key.contains(&b'\r')
-                {
+                if bad_key(key) {
                     return Err(Refused::Key);
                 }
                 let stats = match units {
@@ -172,6 +166,18 @@ impl Table {
             }
         }
         Ok(())
+    }
+
+    /// `d` in the table's units, the table first brought to `d`'s scale if
+    /// finer.
+    #[inline]
+    fn units(&mut self, d: Decimal) -> Result<i64, Refused> {
+        if d.scale > self.scale {
+            self.rescale(d.scale).map_err(|_| Refused::Range(d.scale))?;
+        }
+        (d.units.checked_mul(10i64.pow(self.scale - d.scale)))
+            .filter(|v| v.abs() <= MAX_UNITS)
+            .ok_or(Refused::Range(self.scale))
     }
 
     /// Folds `other` in, at the larger of the two scales.
@@ -216,6 +222,16 @@ impl Table {
         keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         keys
     }
+}
+
+/// Whether `key` cannot be a key: empty, too long, not UTF-8, or holding
+/// a line break.
+fn bad_key(key: &[u8]) -> bool {
+    key.is_empty()
+        || key.len() > MAX_KEY_LEN
+        || std::str::from_utf8(key).is_err()
+        || key.contains(&b'\n')
+        || key.contains(&b'\r')
 }
 
 /// Why [`Table::add`] refused a row: the [`CellError`] is built from it

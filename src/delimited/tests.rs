@@ -234,28 +234,37 @@ fn a_bad_cell_is_named_by_line_and_column_however_the_file_is_cut() {
 
 /// A value of 17 digits, then one with 2 decimals: the second brings the
 /// scale to 2, at which the first takes 19 digits; or 9 decimals, then 18
-/// digits, then a short row. Read in chunks, the values land in tables
-/// that cannot merge, and the short row in a chunk of its own; the error
-/// is still the row a reading in order fails at.
+/// digits, then a short row; or the 18 digits beside a bad key. Read in
+/// chunks, the values land in tables that cannot merge, the short row in
+/// a chunk of its own, the bad key in a table at a coarser scale; the
+/// error is still the row and cell a reading in order fails at.
 #[test]
 fn values_of_no_common_scale_fail_at_the_row_an_ordered_read_fails_at() {
-    for (text, line, found) in [
+    for (text, line, column, found) in [
         (
             "t,k,v\n1,a,99999999999999999\n1,b,1\n1,b,2\n1,c,0.52\n1,b,3\n",
             5,
+            3,
             "found `0.52`",
         ),
         (
             "t,k,v\n1,a,0.000000001\n1,b,1\n1,b,258888888888888882\n1,c\n1,b,2\n",
             4,
+            3,
             "found `258888888888888882`",
         ),
+        (
+            "t,k,v\n1,a,0.000000001\n1,b,1\n1,\"x\ry\",258888888888888882\n1,b,2\n",
+            4,
+            2,
+            "expected a key",
+        ),
     ] {
-        values_of_no_common_scale(text, line, found);
+        values_of_no_common_scale(text, line, column, found);
     }
 }
 
-fn values_of_no_common_scale(text: &str, line: u64, found: &str) {
+fn values_of_no_common_scale(text: &str, line: u64, column: usize, found: &str) {
     for masks in masks() {
         for (threads, chunk_size) in [(1, 1 << 20), (2, 3), (2, 12), (3, 16)] {
             let options = Options {
@@ -270,7 +279,8 @@ fn values_of_no_common_scale(text: &str, line: u64, found: &str) {
                     let Error::Delimited(e) = failed.error else {
                         panic!("{:?}", failed.error)
                     };
-                    assert_eq!((e.line, e.column), (line, Some(3)), "{options:?} {stream}");
+                    let at = (e.line, e.column);
+                    assert_eq!(at, (line, Some(column)), "{options:?} {stream} {text:?}");
                     assert!(e.to_string().contains(found), "{e}");
                 }
             }
