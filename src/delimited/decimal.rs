@@ -77,6 +77,9 @@ fn quick(cell: &[u8]) -> Option<Decimal> {
     })
 }
 
+/// Eight `0` bytes.
+const ZEROS: u64 = u64::from_le_bytes([b'0'; 8]);
+
 /// `rest` (1 to 8 bytes), digits with at most one `.`, as its digits and
 /// their scale: the bytes right-aligned in a word over `0`s, the `.`
 /// taken out by moving the bytes before it up one, every byte checked to
@@ -84,11 +87,7 @@ fn quick(cell: &[u8]) -> Option<Decimal> {
 /// A cell of the usual values takes no branch per byte.
 #[inline(always)]
 fn eight(rest: &[u8]) -> Option<(u64, u32)> {
-    const ZEROS: u64 = u64::from_le_bytes([b'0'; 8]);
-    let n = rest.len();
-    let mut bytes = [b'0'; 8];
-    bytes[8 - n..].copy_from_slice(rest);
-    let mut w = u64::from_le_bytes(bytes);
+    let mut w = over_zeros(rest);
     let mut scale = 0;
     let dot = crate::bits::matches(w, b'.');
     if dot != 0 {
@@ -111,6 +110,28 @@ fn eight(rest: &[u8]) -> Option<(u64, u32)> {
     let d = (d.wrapping_mul(100) + (d >> 16)) & 0x0000_FFFF_0000_FFFF;
     let d = (d.wrapping_mul(10_000) + (d >> 32)) & 0xFFFF_FFFF;
     Some((d, scale))
+}
+
+/// `rest` (1 to 8 bytes) as a little-endian word, its bytes at the top
+/// over `0`s: read by two overlapping loads (three byte loads below 4
+/// bytes), where copying it into a buffer of `0`s and reading that back
+/// stalled on the store's forwarding.
+#[inline(always)]
+fn over_zeros(rest: &[u8]) -> u64 {
+    let n = rest.len();
+    let low = match n {
+        4.. => {
+            let half =
+                |i: usize| u64::from(u32::from_le_bytes(rest[i..i + 4].try_into().expect("4")));
+            half(0) | half(n - 4) << (8 * (n - 4))
+        }
+        _ => {
+            let byte = |i: usize| u64::from(rest[i]) << (8 * i);
+            byte(0) | byte(n / 2) | byte(n - 1)
+        }
+    };
+    let pad = 8 * (8 - n);
+    low << pad | ZEROS & ((1 << pad) - 1)
 }
 
 /// `rest`, digits with at most one `.` and at most 18 digits, as its

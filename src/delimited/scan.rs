@@ -407,6 +407,82 @@ impl<'a> Rows<'a> {
     }
 }
 
+/// Reads the row at `at` (a row start outside quotes) from the 64 bytes
+/// there, the way [`Rows::next`] reads it, when those bytes hold all of
+/// it, it has `columns` cells, and every quote in it opens or closes a
+/// whole cell (no doubled quotes): then the masks of that one window give
+/// the cells' bounds at once, where [`Rows`] takes its events one by one
+/// and tells each one's kind. Hands the cells whose bits are set in
+/// `wanted` (below `columns`) to `cell` with their numbers, in order, and
+/// returns where the next row starts; `None` leaves the row, untouched, to
+/// [`Rows`], which also reports every fault.
+#[inline]
+pub(super) fn window_row(
+    bytes: &[u8],
+    at: usize,
+    delimiter: u8,
+    masks: Masks,
+    columns: usize,
+    wanted: u64,
+    mut cell: impl FnMut(usize, Cell),
+) -> Option<usize> {
+    let block = bytes.get(at..)?.first_chunk::<64>()?;
+    let (ends, lines, quotes) = masks.of(block, delimiter);
+    let inside = prefix_xor(quotes);
+    let line = lines & !inside;
+    if line == 0 {
+        return None;
+    }
+    let feed = line.trailing_zeros() as usize;
+    let before = (1u64 << feed) - 1;
+    // Line feeds outside quotes come at `feed` first, so below it these
+    // are the delimiters that end cells.
+    let delimiters = ends & !inside & before;
+    if delimiters.count_ones() as usize + 1 != columns {
+        return None;
+    }
+    let end = match feed {
+        0 => 0,
+        _ => feed - usize::from(block[feed - 1] == b'\r'),
+    };
+    let quotes = quotes & before;
+    // An opening quote is a quote inside quotes from its own bit on (the
+    // prefix XOR counts it); it must start a cell, and its closing quote
+    // must end one. Doubled quotes and stray ones fail this.
+    let starts = delimiters << 1 | 1;
+    let stops = delimiters | 1 << end;
+    if quotes & inside & !starts != 0 || (quotes & !inside) << 1 & !stops != 0 {
+        return None;
+    }
+    // `rest` holds the delimiters after cell `n`'s start.
+    let (mut n, mut start, mut rest) = (0, 0, delimiters);
+    let mut wanted = wanted;
+    while wanted != 0 {
+        let column = wanted.trailing_zeros() as usize;
+        wanted &= wanted - 1;
+        while n < column {
+            start = rest.trailing_zeros() as usize + 1;
+            rest &= rest - 1;
+            n += 1;
+        }
+        let stop = match rest {
+            0 => end,
+            _ => rest.trailing_zeros() as usize,
+        };
+        let quoted = quotes >> start & 1 == 1;
+        cell(
+            column,
+            Cell {
+                start: at + start + usize::from(quoted),
+                end: at + stop - usize::from(quoted),
+                escaped: false,
+                quoted,
+            },
+        );
+    }
+    Some(at + feed + 1)
+}
+
 /// `end`, or one less if a `\r` ends `bytes[start..end]`.
 #[inline]
 fn trim_cr(bytes: &[u8], start: usize, end: usize) -> usize {
@@ -523,6 +599,85 @@ mod tests {
             ] {
                 let want = ShapeFault { row, cell, shape };
                 assert_eq!(rows(text, masks), Err(want), "{masks:?} {text:?}");
+            }
+        }
+    }
+
+    /// The rows `Rows` reads from `bytes`: each one's start, cells and
+    /// the next row's start, up to the end or the first fault.
+    fn rows_read(bytes: &[u8], masks: Masks) -> Vec<(usize, Vec<Cell>, usize)> {
+        let mut rows = Rows::new(bytes, 0, b',', masks);
+        let mut out = Vec::new();
+        loop {
+            let row = rows.at();
+            let mut cells = Vec::new();
+            match rows.next(|_, c| cells.push(c)) {
+                Some(Ok(_)) => out.push((row, cells, rows.at())),
+                _ => return out,
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Rows of every quoting case, faults included: wherever the
+        /// one-window path reads a row, it reads it as `Rows` does.
+        #[test]
+        fn the_window_path_reads_rows_as_rows_do(
+            tokens in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", "bc", "defghijklmnopqrstu", ",", "\"", "\"\"", "\"x,y\"",
+                    "\n", "\r", "\r\n", "\"q\"\r\n", ",,",
+                ]),
+                0..120,
+            ),
+            columns in 1usize..6,
+            wanted in proptest::num::u64::ANY,
+        ) {
+            // A last row long enough that every row before it has its
+            // window of 64 bytes.
+            let text = tokens.concat() + "\n" + &"z".repeat(64);
+            let bytes = text.as_bytes();
+            for masks in all() {
+                for (row, cells, next) in rows_read(bytes, masks) {
+                    let wanted = wanted & (u64::MAX >> (64 - columns));
+                    let mut got = Vec::new();
+                    let ended = window_row(bytes, row, b',', masks, columns, wanted, |n, c| {
+                        got.push((n, c))
+                    });
+                    if let Some(ended) = ended {
+                        let want: Vec<(usize, Cell)> = cells
+                            .into_iter()
+                            .enumerate()
+                            .filter(|(n, _)| wanted >> n & 1 == 1)
+                            .collect();
+                        proptest::prop_assert_eq!(ended, next, "{:?} {:?} {}", masks, text, row);
+                        proptest::prop_assert_eq!(&got, &want, "{:?} {:?} {}", masks, text, row);
+                    } else {
+                        proptest::prop_assert!(got.is_empty());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_window_path_reads_the_usual_rows_and_leaves_the_rest() {
+        let pad = "x".repeat(64);
+        for (row, columns, read) in [
+            ("a,\"b,c\",d\n", 3, true),
+            ("a,\"b\"\r\n", 2, true),
+            ("a,,\r\n", 3, true),
+            ("\n", 1, true),
+            ("a,\"b\"\"c\",d\n", 3, false),
+            ("a,b\"c\n", 2, false),
+            ("a,b,c\n", 2, false),
+            ("a,\"b\nc\"\n", 2, true),
+            (&format!("{pad},b\n"), 2, false),
+        ] {
+            let text = format!("{row}{pad}");
+            for masks in all() {
+                let got = window_row(text.as_bytes(), 0, b',', masks, columns, 1, |_, _| {});
+                assert_eq!(got == Some(row.len()), read, "{masks:?} {row:?}");
             }
         }
     }

@@ -7,7 +7,7 @@ use compact_str::CompactString;
 use hashbrown::{Equivalent, HashMap};
 
 use super::decimal::{self, Decimal};
-use super::scan::{unescape, Cell, Masks, Rows, Shape};
+use super::scan::{unescape, window_row, Cell, Masks, Rows, Shape};
 use super::{CellError, CellFault, Layout, Slot, KEY_JOIN};
 use crate::detail::Kept;
 use crate::stats::{Stats, MAX_KEY_LEN, MAX_UNITS};
@@ -292,16 +292,67 @@ pub(crate) fn feed(
     let mut scratch = Vec::new();
     let mut values = Vec::new();
     let mut joined = Vec::new();
-    while rows.at() < until {
-        let row = rows.at();
+    let mut at = from;
+    // Rows the one-window path left to `rows` lately: while it is not
+    // zero, rows go to `rows` straight away (a file of long rows would
+    // otherwise pay a window's masks twice over).
+    let mut misses = 0u32;
+    // The cells the aggregation reads; a row of more than 64 cells never
+    // fits a window.
+    let wanted = match layout.columns {
+        ..=64 => layout
+            .slots
+            .iter()
+            .enumerate()
+            .fold(0, |w, (n, slot)| match slot {
+                Slot::None => w,
+                _ => w | 1 << n,
+            }),
+        _ => 0,
+    };
+    while at < until {
+        let row = at;
         picked.extra = false;
-        let got = rows.next(|n, cell| match layout.slots.get(n) {
+        let pick = |picked: &mut Picked, n: usize, cell: Cell| match layout.slots.get(n) {
             Some(Slot::None) => {}
             Some(&Slot::Key(k)) => picked.key[k] = cell,
             Some(Slot::Value) => picked.value = cell,
             Some(&Slot::Both(k)) => (picked.key[k], picked.value) = (cell, cell),
             None => picked.extra |= cell.end > cell.start || cell.quoted,
-        });
+        };
+        let tried = misses == 0 && wanted != 0;
+        let quick = match tried {
+            true => window_row(
+                bytes,
+                at,
+                layout.delimiter,
+                masks,
+                layout.columns,
+                wanted,
+                |n, cell| pick(&mut picked, n, cell),
+            ),
+            false => {
+                misses = misses.saturating_sub(1);
+                None
+            }
+        };
+        let got = match quick {
+            Some(next) => {
+                at = next;
+                Some(Ok(layout.columns))
+            }
+            None => {
+                if tried {
+                    misses = WINDOW_MISSES;
+                }
+                if rows.at() != at {
+                    rows = Rows::new(bytes, at, layout.delimiter, masks);
+                }
+                let got = rows.next(|n, cell| pick(&mut picked, n, cell));
+                at = rows.at();
+                got
+            }
+        };
         let fault = |column: Option<usize>, kind| {
             let offset = row;
             (
@@ -403,8 +454,11 @@ pub(crate) fn feed(
             return fault(column, kind);
         }
     }
-    (rows.at(), None)
+    (at, None)
 }
+
+/// How many rows go to [`Rows`] after one the one-window path left to it.
+const WINDOW_MISSES: u32 = 16;
 
 /// Where a chunk stops after a fault: nothing after it is read.
 fn rows_at_fault() -> usize {
