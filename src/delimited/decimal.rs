@@ -40,11 +40,10 @@ impl Refusal {
     }
 }
 
-/// Parses `cell` (quotes removed) as a decimal, ignoring spaces and tabs
-/// around it.
+/// Parses `cell`, quotes removed and the spaces and tabs around it
+/// trimmed, as a decimal.
 #[inline]
-pub fn parse(cell: &[u8]) -> Result<Decimal, Refusal> {
-    let cell = cell.trim_ascii();
+pub(super) fn parse(cell: &[u8]) -> Result<Decimal, Refusal> {
     quick(cell).map_or_else(|| general(cell), Ok)
 }
 
@@ -279,7 +278,7 @@ mod tests {
             ("0000000000000000000001.5", d(15, 1)),
             ("-0", d(0, 0)),
         ] {
-            assert_eq!(parse(cell.as_bytes()), want, "{cell}");
+            assert_eq!(parse(cell.as_bytes().trim_ascii()), want, "{cell}");
         }
     }
 

@@ -460,10 +460,14 @@ pub(super) fn window_row(
     while wanted != 0 {
         let column = wanted.trailing_zeros() as usize;
         wanted &= wanted - 1;
-        while n < column {
+        if n < column {
+            // Only the last delimiter passed tells where the cell starts.
+            for _ in n + 1..column {
+                rest &= rest - 1;
+            }
             start = rest.trailing_zeros() as usize + 1;
             rest &= rest - 1;
-            n += 1;
+            n = column;
         }
         let stop = match rest {
             0 => end,

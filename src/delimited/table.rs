@@ -336,23 +336,6 @@ pub(crate) fn feed(
                 None
             }
         };
-        let got = match quick {
-            Some(next) => {
-                at = next;
-                Some(Ok(layout.columns))
-            }
-            None => {
-                if tried {
-                    misses = WINDOW_MISSES;
-                }
-                if rows.at() != at {
-                    rows = Rows::new(bytes, at, layout.delimiter, masks);
-                }
-                let got = rows.next(|n, cell| pick(&mut picked, n, cell));
-                at = rows.at();
-                got
-            }
-        };
         let fault = |column: Option<usize>, kind| {
             let offset = row;
             (
@@ -364,32 +347,46 @@ pub(crate) fn feed(
                 }),
             )
         };
-        let cells = match got {
-            None => break,
-            Some(Ok(cells)) => cells,
-            Some(Err(f)) => {
-                let kind = match f.shape {
-                    Shape::StrayQuote => CellError::StrayQuote,
-                    Shape::AfterQuote => CellError::AfterQuote,
-                    Shape::Unclosed => CellError::Unclosed,
+        match quick {
+            // A window's row has its columns and nothing past them.
+            Some(next) => at = next,
+            None => {
+                if tried {
+                    misses = WINDOW_MISSES;
+                }
+                if rows.at() != at {
+                    rows = Rows::new(bytes, at, layout.delimiter, masks);
+                }
+                let got = rows.next(|n, cell| pick(&mut picked, n, cell));
+                at = rows.at();
+                let cells = match got {
+                    None => break,
+                    Some(Ok(cells)) => cells,
+                    Some(Err(f)) => {
+                        let kind = match f.shape {
+                            Shape::StrayQuote => CellError::StrayQuote,
+                            Shape::AfterQuote => CellError::AfterQuote,
+                            Shape::Unclosed => CellError::Unclosed,
+                        };
+                        return fault(Some(f.cell + 1), kind);
+                    }
                 };
-                return fault(Some(f.cell + 1), kind);
+                if cells == 1 && layout.columns > 1 && picked_empty_line(bytes, row) {
+                    // A blank line.
+                    continue;
+                }
+                if cells < layout.columns || picked.extra {
+                    if layout.skip {
+                        table.skip(row);
+                        continue;
+                    }
+                    let kind = CellError::Cells {
+                        expected: layout.columns,
+                        found: cells,
+                    };
+                    return fault(None, kind);
+                }
             }
-        };
-        if cells == 1 && layout.columns > 1 && picked_empty_line(bytes, row) {
-            // A blank line.
-            continue;
-        }
-        if cells < layout.columns || picked.extra {
-            if layout.skip {
-                table.skip(row);
-                continue;
-            }
-            let kind = CellError::Cells {
-                expected: layout.columns,
-                found: cells,
-            };
-            return fault(None, kind);
         }
         let value_cell = picked.value.text(bytes, &mut values);
         let trimmed = value_cell.trim_ascii();
