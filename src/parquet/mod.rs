@@ -14,6 +14,7 @@
 mod dictionary;
 mod fetched;
 mod hybrid;
+mod pages;
 mod plain;
 pub(crate) mod run;
 mod unpack;

@@ -6,6 +6,7 @@ use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
 use parquet::data_type::{ByteArray, DataType, FixedLenByteArray};
 use parquet::file::reader::RowGroupReader;
 
+use super::pages::column_reader;
 use super::value::{Kind, Raw};
 use super::{valid_name, File, ParquetError, Refused, RowError, Stations};
 
@@ -18,12 +19,12 @@ pub(super) fn aggregate(
     file: &File,
     into: &mut Stations,
 ) -> Result<(), Refused> {
-    let ColumnReader::ByteArrayColumnReader(mut keys) = group.get_column_reader(file.key)? else {
+    let ColumnReader::ByteArrayColumnReader(mut keys) = column_reader(group, file.key)? else {
         return Err(Refused::File(ParquetError::Malformed(
             "the names' column changed type".into(),
         )));
     };
-    let mut values = Values::new(group.get_column_reader(file.value)?, file.kind);
+    let mut values = Values::new(column_reader(group, file.value)?, file.kind);
     let (mut key_levels, mut value_levels) = (Vec::new(), Vec::new());
     let mut names = Vec::new();
     let mut raws = Vec::new();
