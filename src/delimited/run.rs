@@ -338,17 +338,30 @@ impl Run<'_> {
         let mut ended = false;
         while !ended {
             let want = buf.len() + size;
+            // A read error comes after the rows read whole before it, as
+            // on every other path: their first fault is the first.
+            let mut failed = None;
             while buf.len() < want {
-                let n = (&mut reader)
+                match (&mut reader)
                     .take((want - buf.len()) as u64)
-                    .read_to_end(&mut buf)?;
-                if n == 0 {
-                    ended = true;
-                    break;
+                    .read_to_end(&mut buf)
+                {
+                    Ok(0) => {
+                        ended = true;
+                        break;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
                 }
             }
             let cut = if ended { buf.len() } else { last_row_end(&buf) };
             if cut == 0 {
+                if let Some(e) = failed {
+                    return Err(e.into());
+                }
                 if buf.len() > MAX_STREAM_ROW {
                     let f = CellFault {
                         offset: 0,
@@ -373,6 +386,9 @@ impl Run<'_> {
                     return Err(located(f));
                 }
                 self.skipped(&mut table, input, block, 0, lines);
+            }
+            if let Some(e) = failed {
+                return Err(e.into());
             }
             self.consumed.fetch_add(cut as u64, Ordering::Relaxed);
             lines += memchr::memchr_iter(b'\n', block).count() as u64;

@@ -498,3 +498,44 @@ fn a_fault_of_no_one_row_names_no_line() {
         "line 3, column 2: the sum of the values of key `a` exceeds 128 bits"
     );
 }
+
+/// A stream that fails after its bytes.
+struct Broken<'a>(&'a [u8]);
+
+impl std::io::Read for Broken<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.0.is_empty() {
+            return Err(std::io::Error::other("the stream broke"));
+        }
+        let n = buf.len().min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_stream_that_breaks_fails_after_the_rows_read_whole_before_it() {
+    for (text, line) in [
+        // A bad row before the break is the first fault.
+        ("a,b,c\nx,y,1\nx,y,z\nx,y,2\n", Some(3)),
+        // A row cut by the break is not judged.
+        ("a,b,c\nx,y,1\nx,y,z", None),
+        ("a,b,c\nx,y,1\n", None),
+    ] {
+        let contents = std::iter::once((0, Ok(Content::Stream(Box::new(Broken(text.as_bytes()))))));
+        let got = aggregate_with(
+            contents,
+            &dialect(),
+            &Options::default(),
+            &AtomicU64::new(0),
+            Kept::Basic,
+            Masks::best(),
+        );
+        match (got.map(|_| ()).unwrap_err().error, line) {
+            (Error::Delimited(e), Some(line)) => assert_eq!(e.line, line, "{text:?}"),
+            (Error::Io(e), None) => assert_eq!(e.to_string(), "the stream broke", "{text:?}"),
+            (other, _) => panic!("{text:?}: {other:?}"),
+        }
+    }
+}
