@@ -112,7 +112,7 @@ impl Hybrid {
 
     /// Reads one run's header.
     fn read_header(&mut self) -> Result<(), Malformed> {
-        let header = self.varint()?;
+        let header = self.leb128()?;
         // A run of no values ends the stream, as the `parquet` crate and
         // Arrow C++ read it (fastparquet pads pages with zeros): values
         // after it are not the page's.
@@ -203,7 +203,7 @@ impl Hybrid {
     }
 
     /// Reads an unsigned LEB128 number of at most 32 bits.
-    fn varint(&mut self) -> Result<u64, Malformed> {
+    fn leb128(&mut self) -> Result<u64, Malformed> {
         let mut v = 0u64;
         for shift in (0..35).step_by(7) {
             let b = *self.data.get(self.next).ok_or(Malformed)?;
@@ -220,32 +220,24 @@ impl Hybrid {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parquet::tests::leb128;
 
     /// Encodes `values` as alternating packed and repeated runs, the way
     /// writers mix them.
     fn encode(values: &[u32], width: u32) -> Vec<u8> {
         let mut out = Vec::new();
         let mut i = 0;
-        let varint = |out: &mut Vec<u8>, mut v: u64| loop {
-            let b = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(b);
-                break;
-            }
-            out.push(b | 0x80);
-        };
         while i < values.len() {
             let same = values[i..].iter().take_while(|&&v| v == values[i]).count();
             if same >= 8 {
-                varint(&mut out, (same as u64) << 1);
+                leb128(&mut out, (same as u64) << 1);
                 let bytes = (width as usize).div_ceil(8);
                 out.extend_from_slice(&values[i].to_le_bytes()[..bytes]);
                 i += same;
             } else {
                 let n = (values.len() - i).min(16);
                 let groups = n.div_ceil(8);
-                varint(&mut out, ((groups as u64) << 1) | 1);
+                leb128(&mut out, ((groups as u64) << 1) | 1);
                 let mut bits = vec![0u8; groups * width as usize];
                 for (j, &v) in values[i..i + n].iter().enumerate() {
                     for b in 0..width as usize {

@@ -269,6 +269,7 @@ mod tests {
     use parquet::schema::types::ColumnPath;
 
     use super::*;
+    use crate::parquet::tests::leb128;
     use crate::parquet::{Columns, File, ParquetError as Refusal, Stations};
 
     /// `rows` rows of 7 names, their station column in `encoding`, one
@@ -336,119 +337,75 @@ mod tests {
     /// miniblocks, first value 0), LEB128-encoded.
     fn header(values: u64) -> Vec<u8> {
         let mut out = vec![0x80, 0x01, 0x04];
-        let mut v = values;
-        loop {
-            let byte = (v & 0x7F) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(byte);
-                break;
-            }
-            out.push(byte | 0x80);
-        }
+        leb128(&mut out, values);
         out.push(0);
         out
     }
 
+    /// Each delta encoding of names, on pages of version 1 and 2, in
+    /// required and optional columns.
+    fn shapes() -> Vec<(Encoding, bool, bool)> {
+        let encodings = [
+            Encoding::DELTA_LENGTH_BYTE_ARRAY,
+            Encoding::DELTA_BYTE_ARRAY,
+        ];
+        let flags = [(false, false), (false, true), (true, false), (true, true)];
+        (encodings.iter())
+            .flat_map(|&e| flags.map(|(v2, optional)| (e, v2, optional)))
+            .collect()
+    }
+
     /// `page` with its bytes from `at` on replaced by `tail`.
     fn with_tail(page: &Page, at: usize, tail: &[u8]) -> Page {
-        let buf = Bytes::from([&page.buffer()[..at], tail].concat());
-        match page.clone() {
-            Page::DataPage {
-                num_values,
-                encoding,
-                def_level_encoding,
-                rep_level_encoding,
-                statistics,
-                ..
-            } => Page::DataPage {
-                buf,
-                num_values,
-                encoding,
-                def_level_encoding,
-                rep_level_encoding,
-                statistics,
-            },
-            Page::DataPageV2 {
-                num_values,
-                encoding,
-                num_nulls,
-                num_rows,
-                def_levels_byte_len,
-                rep_levels_byte_len,
-                is_compressed,
-                statistics,
-                ..
-            } => Page::DataPageV2 {
-                buf,
-                num_values,
-                encoding,
-                num_nulls,
-                num_rows,
-                def_levels_byte_len,
-                rep_levels_byte_len,
-                is_compressed,
-                statistics,
-            },
-            other => other,
+        let mut page = page.clone();
+        let bytes = Bytes::from([&page.buffer()[..at], tail].concat());
+        if let Page::DataPage { buf, .. } | Page::DataPageV2 { buf, .. } = &mut page {
+            *buf = bytes;
         }
+        page
     }
 
     #[test]
     fn delta_pages_as_writers_make_them_are_read() {
-        for encoding in [
-            Encoding::DELTA_LENGTH_BYTE_ARRAY,
-            Encoding::DELTA_BYTE_ARRAY,
-        ] {
-            for v2 in [false, true] {
-                for optional in [false, true] {
-                    let bytes = written(encoding, v2, optional, 200);
-                    let (pages, levels) = pages(&bytes);
-                    assert!(pages.iter().any(|p| p.encoding() == encoding));
-                    for page in &pages {
-                        assert_eq!(check(page, levels), Ok(()), "{encoding} {v2} {optional}");
-                    }
-                    let want = [28, 28, 28, 29, 29, 29, 29];
-                    assert_eq!(counts(bytes).unwrap(), want, "{encoding} {v2} {optional}");
-                }
+        for (encoding, v2, optional) in shapes() {
+            let bytes = written(encoding, v2, optional, 200);
+            let (pages, levels) = pages(&bytes);
+            assert!(pages.iter().any(|p| p.encoding() == encoding));
+            for page in &pages {
+                assert_eq!(check(page, levels), Ok(()), "{encoding} {v2} {optional}");
             }
+            let want = [28, 28, 28, 29, 29, 29, 29];
+            assert_eq!(counts(bytes).unwrap(), want, "{encoding} {v2} {optional}");
         }
     }
 
     #[test]
     fn delta_headers_claiming_more_values_than_their_page_are_refused() {
-        for encoding in [
-            Encoding::DELTA_LENGTH_BYTE_ARRAY,
-            Encoding::DELTA_BYTE_ARRAY,
-        ] {
-            for v2 in [false, true] {
-                for optional in [false, true] {
-                    let (pages, levels) = pages(&written(encoding, v2, optional, 200));
-                    let page = pages.iter().find(|p| p.encoding() == encoding).unwrap();
-                    let (_, at) = delta_values(page, levels).unwrap().unwrap();
-                    let lengths = Delta::read(&page.buffer()[at..], 200).unwrap();
-                    assert_eq!(lengths.values, 200);
-                    // The first header, then (DELTA_BYTE_ARRAY) the second.
-                    let mut heads = vec![at];
-                    if encoding == Encoding::DELTA_BYTE_ARRAY {
-                        heads.push(at + lengths.end(&page.buffer()[at..]).unwrap());
-                    }
-                    for &head in &heads {
-                        let rest = &page.buffer()[head..];
-                        let blocks = Delta::read(rest, 200).unwrap().blocks;
-                        for claim in [201, MAX_DELTA_VALUES + 1, 1 << 40, u64::MAX >> 1] {
-                            let tail = [&header(claim)[..], &rest[blocks..]].concat();
-                            let bad = with_tail(page, head, &tail);
-                            let refused = check(&bad, levels).unwrap_err();
-                            assert!(
-                                refused.contains(&format!("claims {claim} values")),
-                                "{refused}"
-                            );
-                        }
-                        let tail = [&header(200)[..], &rest[blocks..]].concat();
-                        assert_eq!(check(&with_tail(page, head, &tail), levels), Ok(()));
-                    }
+        for (encoding, v2, optional) in shapes() {
+            let (pages, levels) = pages(&written(encoding, v2, optional, 200));
+            let page = pages.iter().find(|p| p.encoding() == encoding).unwrap();
+            let (_, at) = delta_values(page, levels).unwrap().unwrap();
+            let lengths = Delta::read(&page.buffer()[at..], 200).unwrap();
+            assert_eq!(lengths.values, 200);
+            // The first header, then (DELTA_BYTE_ARRAY) the second.
+            let mut heads = vec![at];
+            if encoding == Encoding::DELTA_BYTE_ARRAY {
+                heads.push(at + lengths.end(&page.buffer()[at..]).unwrap());
+            }
+            for &head in &heads {
+                let rest = &page.buffer()[head..];
+                let blocks = Delta::read(rest, 200).unwrap().blocks;
+                for claim in [201, MAX_DELTA_VALUES + 1, 1 << 40, u64::MAX >> 1] {
+                    let tail = [&header(claim)[..], &rest[blocks..]].concat();
+                    let bad = with_tail(page, head, &tail);
+                    let refused = check(&bad, levels).unwrap_err();
+                    assert!(
+                        refused.contains(&format!("claims {claim} values")),
+                        "{refused}"
+                    );
                 }
+                let tail = [&header(200)[..], &rest[blocks..]].concat();
+                assert_eq!(check(&with_tail(page, head, &tail), levels), Ok(()));
             }
         }
     }

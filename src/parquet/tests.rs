@@ -211,6 +211,19 @@ fn written_as(
     out
 }
 
+/// Appends `v` as an unsigned LEB128 integer (Parquet's varint).
+pub(super) fn leb128(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            break;
+        }
+        out.push(b | 0x80);
+    }
+}
+
 fn names(names: &[&str]) -> Vec<ByteArray> {
     names.iter().map(|n| ByteArray::from(*n)).collect()
 }
