@@ -175,7 +175,12 @@ impl Table {
         if d.scale > self.scale {
             self.rescale(d.scale).map_err(|_| Refused::Range(d.scale))?;
         }
-        (d.units.checked_mul(10i64.pow(self.scale - d.scale)))
+        let units = match d.scale == self.scale {
+            // The usual row: its scale is the table's.
+            true => Some(d.units),
+            false => d.units.checked_mul(10i64.pow(self.scale - d.scale)),
+        };
+        units
             .filter(|v| v.abs() <= MAX_UNITS)
             .ok_or(Refused::Range(self.scale))
     }
