@@ -28,13 +28,13 @@ pub(super) fn column_reader(group: &dyn RowGroupReader, i: usize) -> Result<Colu
 /// The most values a delta-encoded page of byte arrays may hold: the
 /// crate's buffer for them then takes at most 256 MiB. Writers cut pages
 /// at about a megabyte or 20,000 rows.
-pub(super) const MAX_DELTA_VALUES: u64 = 1 << 26;
+const MAX_DELTA_VALUES: u64 = 1 << 26;
 
 /// The most values a delta block may hold: writers put 128 in one.
 const MAX_BLOCK: u64 = 1 << 20;
 
 /// The pages of a column chunk, checked.
-pub(super) struct Checked {
+struct Checked {
     pages: Box<dyn PageReader>,
     /// The column's highest definition level (0 for a required column)
     /// and repetition level.
@@ -42,7 +42,7 @@ pub(super) struct Checked {
 }
 
 impl Checked {
-    pub(super) fn new(pages: Box<dyn PageReader>, max_def: i16, max_rep: i16) -> Checked {
+    fn new(pages: Box<dyn PageReader>, max_def: i16, max_rep: i16) -> Checked {
         Checked {
             pages,
             levels: (max_def, max_rep),
@@ -83,7 +83,7 @@ impl PageReader for Checked {
 /// Refuses a delta-encoded page of byte arrays whose headers claim more
 /// values than it holds; `levels` are the column's highest definition and
 /// repetition levels.
-pub(super) fn check(page: &Page, levels: (i16, i16)) -> Result<(), String> {
+fn check(page: &Page, levels: (i16, i16)) -> Result<(), String> {
     let Some((values, start)) = delta_values(page, levels)? else {
         return Ok(());
     };
