@@ -233,6 +233,17 @@ impl Counts {
         self.0.add(value, n)
     }
 
+    /// Where [`Counts::add`] would count `value` if the counts are a
+    /// window: its bin's address, for a prefetch (it need not lie in the
+    /// window, as a prefetch never faults); `None` in other forms.
+    #[inline(always)]
+    pub fn bin(&self, value: i64) -> Option<*const u16> {
+        let Form::Window { lo, bins, .. } = &self.0 else {
+            return None;
+        };
+        Some(bins.as_ptr().wrapping_add(value.wrapping_sub(*lo) as usize))
+    }
+
     /// Folds another key's counts in.
     pub fn merge(&mut self, other: &Counts) {
         self.0.merge(&other.0)
