@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Usage: scripts/ab.py [--pairs N] [--warmup N] [--json FILE] COMMAND_A COMMAND_B
+"""Usage: scripts/ab.py [--pairs N] [--warmup N] [--pause S] [--json FILE] COMMAND_A COMMAND_B
 
 Times two shell commands side by side: A B A B ..., N pairs (default 21)
 after WARMUP runs of each (default 1), and prints the median of the
@@ -9,7 +9,10 @@ process it starts) and of wall time, with the range of the CPU ratios.
 Wall time runs until the command exits; CPU time also counts processes
 it leaves running, which each run waits for before the next starts (on
 Linux this script is their reaper, as scripts/compare/reap.py is): some
-1BRC programs exit while forked workers still unmap the file.
+1BRC programs exit while forked workers still unmap the file. With
+--pause, each run is followed by S seconds of quiet, so that whatever
+a run leaves to the kernel (unmapping, freeing its pages) is done before
+the next starts.
 
 On a machine shared with other work, whole runs drift with the hour;
 alternating the two commands exposes both to the same drift, and the
@@ -38,8 +41,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "com
 from reap import become_reaper, reap_all  # noqa: E402
 
 
-def run(command):
-    """Runs `command`; returns its (wall, CPU) seconds."""
+def run(command, pause=0.0):
+    """Runs `command`, then waits `pause` seconds; returns its (wall, CPU)
+    seconds."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, shell=True, stdout=subprocess.DEVNULL)
@@ -48,6 +52,7 @@ def run(command):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit(f"ab.py: `{command}` exited with status {done.returncode}")
+    time.sleep(pause)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
 
@@ -87,17 +92,18 @@ def main():
     parser.add_argument("b", metavar="COMMAND_B", help="the candidate")
     parser.add_argument("--pairs", type=int, default=21, help="alternated pairs (default 21)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs of each first (default 1)")
+    parser.add_argument("--pause", type=float, default=0.0, metavar="S", help="seconds of quiet after each run (default 0)")
     parser.add_argument("--json", metavar="FILE", help="also write the runs and ratios to FILE")
     args = parser.parse_args()
-    if args.pairs < 1 or args.warmup < 0:
-        parser.error("--pairs must be at least 1 and --warmup at least 0")
+    if args.pairs < 1 or args.warmup < 0 or args.pause < 0:
+        parser.error("--pairs must be at least 1, --warmup and --pause at least 0")
     if sys.platform.startswith("linux"):
         become_reaper()
 
     for _ in range(args.warmup):
-        run(args.a)
-        run(args.b)
-    pairs = [(run(args.a), run(args.b)) for _ in range(args.pairs)]
+        run(args.a, args.pause)
+        run(args.b, args.pause)
+    pairs = [(run(args.a, args.pause), run(args.b, args.pause)) for _ in range(args.pairs)]
 
     result = summary(args.a, args.b, pairs)
     for name in ("a", "b"):

@@ -73,6 +73,9 @@
 #   PAIRS=21               then each peer and brc's default engine run alternately,
 #                          this many pairs per data set and thread count
 #                          (scripts/ab.py), for the side-by-side tables; 0: none
+#   PAUSE=0.3              seconds of quiet after each of those runs, so that
+#                          no run's teardown (a peer's workers unmapping the
+#                          file after it exits) lands in the next
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -112,7 +115,7 @@ done
 
 # What was set by hand goes into the results, so the run can be repeated.
 overrides=""
-for var in RUNS WARMUP THREADS SMALL_ROWS KEYS TOOLS BRC PEERS PAIRS CSV_PAIRS CSV_KEYS SLOW_PAIRS; do
+for var in RUNS WARMUP THREADS SMALL_ROWS KEYS TOOLS BRC PEERS PAIRS PAUSE CSV_PAIRS CSV_KEYS SLOW_PAIRS; do
     if [[ ${!var+x} && ${!var} == *[[:space:]]* ]]; then
         overrides+="$var=\"${!var}\" "
     elif [ -n "${!var+x}" ]; then
@@ -171,6 +174,8 @@ warmup=${WARMUP:-1}
 threads=${THREADS:-$(nproc)}
 pairs=${PAIRS:-21}
 [[ $pairs =~ ^[0-9]{1,4}$ ]] || die "PAIRS: expected a number of pairs, found '$pairs'"
+pause=${PAUSE:-0.3}
+[[ $pause =~ ^[0-9]{1,2}(\.[0-9]{1,3})?$ ]] || die "PAUSE: expected seconds such as 0.3, found '$pause'"
 keysets=${KEYS:-"413 10k"}
 tools=" ${TOOLS:-brc duckdb polars datamash awk csv} "
 csv_pairs=${CSV_PAIRS:-11}
@@ -311,8 +316,11 @@ peer_versions=()
 peer_built=()
 for i in "${!peer_names[@]}"; do
     name=${peer_names[$i]}
+    # An adapter may name a build of its own (peer_label); else the
+    # repository names it.
+    unset peer_label
     . "scripts/compare/peers/$name.sh"
-    peer_labels+=("${peer_url#https://github.com/}")
+    peer_labels+=("${peer_label:-${peer_url#https://github.com/}}")
     bin=bench/work/peers/$name
     rm -rf "$bin"
     mkdir -p "$bin"
@@ -514,7 +522,7 @@ for keys in $keysets; do
                 out=$work/$keys-${peer_names[$i]}-$n-pairs.json
                 brc_cmd="$(q "$BRC") --engine $default_engine --threads $n $(q "$full")"
                 echo "== $keys: ${peer_labels[$i]} and brc, $pairs alternated pairs, $(plural "$n")"
-                "$py" scripts/ab.py --pairs "$pairs" --json "$out" "$peer_cmd" "$brc_cmd"
+                "$py" scripts/ab.py --pairs "$pairs" --pause "$pause" --json "$out" "$peer_cmd" "$brc_cmd"
                 "$py" scripts/compare/results.py pair --pairs "$side_by_side" --dataset "$keys" \
                     --peer "${peer_labels[$i]}" --brc "brc $default_engine" --threads "$n" --ab "$out"
             fi

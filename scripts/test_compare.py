@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -614,6 +615,30 @@ class Ab(Files):
         low, high = report["wall_ratio_range"]
         self.assertTrue(1 < low <= report["wall_ratio"] <= high)
 
+    def test_a_pause_follows_each_run_outside_its_time(self):
+        out = os.path.join(self.dir.name, "ab.json")
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, self.AB, "--pairs", "2", "--warmup", "1", "--pause", "0.2", "--json", out,
+             "true", "true"],
+            capture_output=True,
+            text=True,
+        )
+        elapsed = time.perf_counter() - start
+        self.assertEqual(done.returncode, 0, done.stderr)
+        # Six runs, each followed by 0.2 s of quiet that no run's time holds.
+        self.assertGreater(elapsed, 6 * 0.2)
+        with open(out, encoding="utf-8") as f:
+            report = json.load(f)
+        self.assertLess(max(max(run[0], run[2]) for run in report["runs"]), 0.15)
+
+    def test_a_negative_pause_is_refused(self):
+        done = subprocess.run(
+            [sys.executable, self.AB, "--pause", "-1", "true", "true"], capture_output=True, text=True
+        )
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("--pause", done.stderr)
+
     def test_summary_takes_medians_of_the_pairs(self):
         pairs = [((1.0, 2.0), (2.0, 2.0)), ((1.0, 1.0), (0.5, 1.5)), ((2.0, 0.0), (3.0, 1.0))]
         report = ab.summary("a", "b", pairs)
@@ -895,6 +920,54 @@ class CompareSh(unittest.TestCase):
         m = re.search(r"^== wrote \S+, (\S+) and ", done.stdout, re.M)
         with open(os.path.join(self.repo, m.group(1)), encoding="utf-8") as f:
             self.assertNotIn("## CSV", f.read())
+
+
+class AustindonisanUnmapAdapter(unittest.TestCase):
+    ADAPTER = os.path.join(HERE, "compare", "peers", "austindonisan-unmap.sh")
+
+    def source(self, text):
+        """peer_source over a checkout whose 1brc.c is `text`: its exit
+        status, the copy it wrote (or None) and the checkout's file after."""
+        with tempfile.TemporaryDirectory() as tmp:
+            checkout, out = os.path.join(tmp, "checkout"), os.path.join(tmp, "out")
+            os.makedirs(checkout)
+            os.makedirs(out)
+            with open(os.path.join(checkout, "1brc.c"), "w", encoding="utf-8") as f:
+                f.write(text)
+            done = subprocess.run(
+                ["bash", "-c", f'. "$0"; peer_source "$1" "$2"', self.ADAPTER, checkout, out],
+                capture_output=True,
+                text=True,
+            )
+            copy = os.path.join(out, "1brc.c")
+            written = open(copy, encoding="utf-8").read() if os.path.exists(copy) else None
+            with open(os.path.join(checkout, "1brc.c"), encoding="utf-8") as f:
+                return done, written, f.read()
+
+    def test_the_copy_waits_for_the_workers_and_the_checkout_is_untouched(self):
+        text = "#include <stdio.h>\n#define UNMAP false\n#define PIN_CPU true\nint x = UNMAP;\n"
+        done, written, left = self.source(text)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(written, text.replace("#define UNMAP false", "#define UNMAP true"))
+        self.assertEqual(left, text)
+
+    def test_a_source_without_the_switch_is_a_failed_build(self):
+        # A later version that renames or drops the switch must not be
+        # timed as if it waited for its workers.
+        done, written, _ = self.source("#define UNMAP  false\n")
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("no '#define UNMAP false' line", done.stderr)
+        self.assertIsNone(written)
+
+    def test_it_is_labelled_apart_from_the_default_build(self):
+        done = subprocess.run(
+            ["bash", "-c", '. "$0"; echo "$peer_label"; peer_build_note', self.ADAPTER],
+            capture_output=True,
+            text=True,
+        )
+        label, note = done.stdout.splitlines()[:2]
+        self.assertEqual(label, "austindonisan/1brc, UNMAP true")
+        self.assertIn("'#define UNMAP true'", note)
 
 
 class LehuyducAdapter(unittest.TestCase):
