@@ -340,15 +340,24 @@ impl Read for Streamed {
     }
 }
 
+/// The address of the instance metadata service, where AWS's clients
+/// look for credentials that the environment does not give.
+const INSTANCE_METADATA: &str = "169.254.169.254";
+
 /// A failed request for an object at `url` as a one-line I/O error: the
 /// request, and what the server or the connection said.
 fn failed(url: &str, e: object_store::Error) -> io::Error {
     use object_store::Error as E;
     let text = describe(&e);
     let status = |code: &str| text.contains(&format!(": {code} "));
+    // With no keys in the environment, the crate asks the instance
+    // metadata service for credentials; off a cloud instance that request
+    // is the one that fails, and naming it alone would puzzle.
+    let metadata = text.contains(INSTANCE_METADATA);
     let kind = match e {
         E::NotFound { .. } => io::ErrorKind::NotFound,
         E::PermissionDenied { .. } | E::Unauthenticated { .. } => io::ErrorKind::PermissionDenied,
+        _ if metadata => io::ErrorKind::PermissionDenied,
         _ if status("404") => io::ErrorKind::NotFound,
         _ if status("401") || status("403") => io::ErrorKind::PermissionDenied,
         _ => io::ErrorKind::Other,
@@ -366,6 +375,11 @@ fn failed(url: &str, e: object_store::Error) -> io::Error {
         );
     }
     let message = match kind {
+        _ if metadata => format!(
+            "no AWS credentials: none in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and no \
+             instance metadata service gave any ({text}); set them, or AWS_SKIP_SIGNATURE=true \
+             for a public bucket"
+        ),
         io::ErrorKind::NotFound => format!("no such bucket or key ({text})"),
         io::ErrorKind::PermissionDenied if url.starts_with("s3://") => {
             format!("access refused ({text}); check the AWS_* credentials")
@@ -477,6 +491,20 @@ mod tests {
         );
         let http = failed("http://h/b/k", generic(text)).to_string();
         assert_eq!(http, "access refused (HEAD http://h/b/k: 403 Forbidden)");
+    }
+
+    #[test]
+    fn no_credentials_anywhere_is_said_so() {
+        let text = "Error performing PUT http://169.254.169.254/latest/api/token in 1ms - \
+                    Server returned non-2xx status code: 403 Forbidden: ";
+        let e = failed("s3://b/k", generic(text));
+        assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+        assert_eq!(
+            e.to_string(),
+            "no AWS credentials: none in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and no \
+             instance metadata service gave any (PUT http://169.254.169.254/latest/api/token: \
+             403 Forbidden); set them, or AWS_SKIP_SIGNATURE=true for a public bucket"
+        );
     }
 
     #[test]
