@@ -57,9 +57,10 @@ def run(command, pause=0.0):
     return wall, cpu
 
 
-def summary(a, b, pairs):
+def summary(a, b, pairs, pause=0.0):
     """The medians of `pairs`, each ((wall, CPU) of A, (wall, CPU) of B):
-    each command's own, and of the pairs' ratios B/A, with their range."""
+    each command's own, and of the pairs' ratios B/A, with their range;
+    `pause`, the quiet after each run."""
     cpu = [rb[1] / ra[1] for ra, rb in pairs if ra[1] > 0]
     wall = [rb[0] / ra[0] for ra, rb in pairs]
 
@@ -72,6 +73,7 @@ def summary(a, b, pairs):
 
     return {
         "pairs": len(pairs),
+        "pause_s": pause,
         "a": own(0, a),
         "b": own(1, b),
         "wall_ratio": statistics.median(wall),
@@ -105,7 +107,7 @@ def main():
         run(args.b, args.pause)
     pairs = [(run(args.a, args.pause), run(args.b, args.pause)) for _ in range(args.pairs)]
 
-    result = summary(args.a, args.b, pairs)
+    result = summary(args.a, args.b, pairs, args.pause)
     for name in ("a", "b"):
         print(
             f"{name.upper()}: median wall {result[name]['wall_s']:.3f} s, "

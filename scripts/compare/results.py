@@ -33,9 +33,16 @@ def machine(load_at_start):
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
-            names = re.findall(r"^model name\s*:\s*(.+)$", f.read(), re.M)
+            info = f.read()
+        names = re.findall(r"^model name\s*:\s*(.+)$", info, re.M)
         if names:
             cpu = names[0].strip()
+        # Virtual machines often name only the vendor's line ("AMD EPYC"):
+        # the family and model tell its generations apart.
+        family = re.search(r"^cpu family\s*:\s*(\d+)$", info, re.M)
+        model = re.search(r"^model\s*:\s*(\d+)$", info, re.M)
+        if family and model:
+            cpu += f", family {family.group(1)} model {model.group(1)}"
     except OSError:
         pass
     memory_gib = None
@@ -139,6 +146,7 @@ def pair(args):
         "brc": args.brc,
         "threads": args.threads,
         "pairs": ab["pairs"],
+        "pause_s": ab["pause_s"],
         # brc's time over the peer's: under 1 where brc is faster.
         "wall_ratio": ab["wall_ratio"],
         "wall_ratio_range": ab["wall_ratio_range"],
