@@ -1,0 +1,429 @@
+//! How many times each distinct value of a key occurs ([`Counts`]), for
+//! the median and percentiles: in one of three forms, chosen as a key's
+//! values arrive. The values themselves, as they came (a key seen up to
+//! [`RAW`] times, as most of a million keys are), in 16 bits while they
+//! fit (the challenge's tenths always do); dense 16-bit counts over a
+//! window of values (the challenge's tenths: an add is an index and an
+//! increment); or a hash map (values spread thinly over a wide domain).
+
+use std::collections::HashMap;
+
+/// Values kept as they came before a key's counts take another form: a
+/// key seen up to this many times, as most of a million keys are, keeps 2
+/// bytes a row (4 past 16 bits), where pairs of a value and its count took
+/// 16 for each distinct value and a map more.
+const RAW: usize = 128;
+
+/// The widest window of dense counts, in values: 8 KiB of counts, the
+/// challenge's 1,999 tenths twice over.
+const WINDOW: i64 = 4096;
+
+/// How many times each distinct value of a key occurs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts(Form);
+
+impl Counts {
+    /// Adds `n` occurrences of `value`.
+    #[inline]
+    pub fn add(&mut self, value: i64, n: u64) {
+        self.0.add(value, n)
+    }
+
+    /// Where [`Counts::add`] would count `value` if the counts are a
+    /// window: its bin's address, for a prefetch (it need not lie in the
+    /// window, as a prefetch never faults); `None` in other forms.
+    #[inline(always)]
+    pub fn bin(&self, value: i64) -> Option<*const u16> {
+        let Form::Window { lo, bins, .. } = &self.0 else {
+            return None;
+        };
+        Some(bins.as_ptr().wrapping_add(value.wrapping_sub(*lo) as usize))
+    }
+
+    /// Folds another key's counts in.
+    pub fn merge(&mut self, other: &Counts) {
+        self.0.merge(&other.0)
+    }
+
+    /// The distinct values with their counts, in increasing order.
+    pub fn sorted(&self) -> Vec<(i64, u64)> {
+        self.0.sorted()
+    }
+
+    /// The `rank`-th smallest value counted (from 1), or `None` past the
+    /// last: a quantile, found without sorting the values of the forms
+    /// that hold them in order or few ([`Counts::sorted`] sorted them for
+    /// each quantile of each key).
+    pub fn at_rank(&self, rank: u128) -> Option<i64> {
+        if rank == 0 {
+            return None;
+        }
+        match &self.0 {
+            Form::Raw16(values) => raw_at_rank(values, rank),
+            Form::Raw32(values) => raw_at_rank(values, rank),
+            Form::Window { lo, bins, carried } if carried.is_empty() => {
+                let mut left = u64::try_from(rank).ok()?;
+                let i = bins.iter().position(|&n| match u64::from(n) {
+                    n if n >= left => true,
+                    n => {
+                        left -= n;
+                        false
+                    }
+                })?;
+                Some(lo + i as i64)
+            }
+            _ => {
+                let mut seen = 0u128;
+                let (value, _) = self.sorted().into_iter().find(|&(_, c)| {
+                    seen += u128::from(c);
+                    seen >= rank
+                })?;
+                Some(value)
+            }
+        }
+    }
+
+    /// Calls `f` with each value and its count, in no order; a value may
+    /// come more than once.
+    pub fn visit(&self, f: impl FnMut(i64, u64)) {
+        self.0.visit(f)
+    }
+}
+
+/// The `rank`-th smallest (from 1) of `values`, selected from a copy.
+fn raw_at_rank<T: Copy + Ord + Into<i64>>(values: &[T], rank: u128) -> Option<i64> {
+    let k = usize::try_from(rank - 1).ok()?;
+    let mut values = values.to_vec();
+    (k < values.len()).then(|| (*values.select_nth_unstable(k).1).into())
+}
+
+/// Pushes `n` occurrences of `value` onto a key's raw values if it fits
+/// `T` and the [`RAW`] values' room, growing them by half rather than
+/// twice over: a million keys' values are most of a run's memory.
+fn push_raw<T: Copy + TryFrom<i64>>(values: &mut Vec<T>, value: i64, n: u64) -> bool {
+    let room = RAW - values.len();
+    let Ok(v) = T::try_from(value) else {
+        return false;
+    };
+    if n > room as u64 {
+        return false;
+    }
+    let n = n as usize;
+    if values.capacity() - values.len() < n {
+        values.reserve_exact((values.len() / 2 + 4).max(n).min(room));
+    }
+    values.extend(std::iter::repeat_n(v, n));
+    true
+}
+
+/// The distinct values of `values` with their counts, in increasing order.
+fn raw_sorted<T: Copy + Ord + Into<i64>>(values: &[T]) -> Vec<(i64, u64)> {
+    let mut values = values.to_vec();
+    values.sort_unstable();
+    let mut pairs: Vec<(i64, u64)> = Vec::new();
+    for v in values.into_iter().map(Into::into) {
+        match pairs.last_mut() {
+            Some(last) if last.0 == v => last.1 += 1,
+            _ => pairs.push((v, 1)),
+        }
+    }
+    pairs
+}
+
+/// The form counts take (see the module's documentation).
+#[derive(Clone, Debug)]
+enum Form {
+    /// Up to [`RAW`] values, each within 16 bits, as they came, repeats
+    /// and all.
+    Raw16(Vec<i16>),
+    /// The same, once a value needs 32 bits.
+    Raw32(Vec<i32>),
+    /// Dense counts of the values from `lo` on, each below 2^16 (half the
+    /// memory of 32 bits, and so fewer of a busy table's rows miss the
+    /// cache); a count that reaches 2^16 adds 2^16 to the value's entry in
+    /// `carried`. Boxed slices, not vectors: neither grows in place, and a
+    /// key's counts take less room.
+    Window {
+        lo: i64,
+        bins: Box<[u16]>,
+        carried: Box<[(i64, u64)]>,
+    },
+    /// Counts of values spread too thinly for a window.
+    Map(HashMap<i64, u64, foldhash::fast::FixedState>),
+}
+
+impl Default for Form {
+    fn default() -> Form {
+        Form::Raw16(Vec::new())
+    }
+}
+
+impl PartialEq for Form {
+    /// Counts are equal when they count the same values, whatever form
+    /// each has.
+    fn eq(&self, other: &Form) -> bool {
+        self.sorted() == other.sorted()
+    }
+}
+
+impl Eq for Form {}
+
+impl Form {
+    /// Adds `n` occurrences of `value`: inline where it lands in a
+    /// window, as nearly every row of a busy key does.
+    #[inline]
+    fn add(&mut self, value: i64, n: u64) {
+        if let Form::Window { lo, bins, carried } = self {
+            let at = value.wrapping_sub(*lo) as u64;
+            if at < bins.len() as u64 {
+                let bin = &mut bins[at as usize];
+                let (sum, wrapped) = bin.overflowing_add(n as u16);
+                *bin = sum;
+                if wrapped || n > u64::from(u16::MAX) {
+                    carry(carried, value, n, wrapped);
+                }
+                return;
+            }
+        }
+        self.add_elsewhere(value, n);
+    }
+
+    /// [`Form::add`] past a window: to a few pairs or a map, or once the
+    /// counts have taken a new form.
+    #[inline(never)]
+    fn add_elsewhere(&mut self, value: i64, n: u64) {
+        match self {
+            Form::Window { .. } => {}
+            Form::Raw16(values) => {
+                if push_raw(values, value, n) {
+                    return;
+                }
+                let mut wide: Vec<i32> = values.iter().map(|&v| v.into()).collect();
+                if i16::try_from(value).is_err() && push_raw(&mut wide, value, n) {
+                    *self = Form::Raw32(wide);
+                    return;
+                }
+            }
+            Form::Raw32(values) => {
+                if push_raw(values, value, n) {
+                    return;
+                }
+            }
+            Form::Map(map) => {
+                *map.entry(value).or_insert(0) += n;
+                if map.len().is_power_of_two() {
+                    self.reshape();
+                }
+                return;
+            }
+        }
+        self.reshape_and_add(value, n);
+    }
+
+    /// Adds `n` occurrences of `value` once the counts take the form that
+    /// suits them with it: out of line, so that [`Form::add`] is not
+    /// recursive and inlines where rows are added.
+    #[cold]
+    #[inline(never)]
+    fn reshape_and_add(&mut self, value: i64, n: u64) {
+        self.reshape_for(value);
+        self.add(value, n);
+    }
+
+    /// Moves the counts to the form that suits them once `value` is added:
+    /// a window when their span, `value` in it, is narrow enough and
+    /// dense enough, else a map.
+    #[cold]
+    fn reshape_for(&mut self, value: i64) {
+        let pairs = self.sorted();
+        let lo = pairs.first().map_or(value, |p| p.0).min(value);
+        let hi = pairs.last().map_or(value, |p| p.0).max(value);
+        let span = hi.saturating_sub(lo).saturating_add(1);
+        // Dense enough: the window's 4 bytes a value take no more than the
+        // map's 16 a pair take, twice over.
+        let dense = span <= 8 * (pairs.len() as i64 + 1);
+        *self = if span <= WINDOW && (dense || matches!(self, Form::Window { .. })) {
+            // Room to grow on both sides, within the widest window.
+            let room = (WINDOW - span).min(span / 2);
+            let lo = lo.saturating_sub(room / 2);
+            let mut window = Form::Window {
+                lo,
+                bins: vec![0; (span + room) as usize].into(),
+                carried: Box::default(),
+            };
+            for (v, n) in pairs {
+                window.add(v, n);
+            }
+            window
+        } else {
+            Form::Map(pairs.into_iter().collect())
+        };
+    }
+
+    /// A map dense enough in a narrow span becomes a window.
+    #[cold]
+    fn reshape(&mut self) {
+        if let Form::Map(map) = self {
+            let lo = map.keys().min().copied().unwrap_or(0);
+            let hi = map.keys().max().copied().unwrap_or(0);
+            let span = hi.saturating_sub(lo).saturating_add(1);
+            if span <= WINDOW && span <= 8 * map.len() as i64 {
+                self.reshape_for(lo);
+            }
+        }
+    }
+
+    /// Folds another key's counts in.
+    fn merge(&mut self, other: &Form) {
+        // Room for the other's raw values at once, rather than grown by
+        // half again and again past what they need.
+        let extra = match other {
+            Form::Raw16(v) => v.len(),
+            Form::Raw32(v) => v.len(),
+            _ => 0,
+        };
+        match self {
+            Form::Raw16(v) if v.len() + extra <= RAW => v.reserve_exact(extra),
+            Form::Raw32(v) if v.len() + extra <= RAW => v.reserve_exact(extra),
+            _ => {}
+        }
+        other.visit(|v, n| self.add(v, n));
+    }
+
+    /// Calls `f` with each value and its count, in no order.
+    fn visit(&self, mut f: impl FnMut(i64, u64)) {
+        match self {
+            Form::Raw16(values) => values.iter().for_each(|&v| f(v.into(), 1)),
+            Form::Raw32(values) => values.iter().for_each(|&v| f(v.into(), 1)),
+            Form::Map(map) => map.iter().for_each(|(&v, &n)| f(v, n)),
+            Form::Window { lo, bins, carried } => {
+                for (v, &n) in (*lo..).zip(bins.iter()) {
+                    if n > 0 {
+                        f(v, n.into());
+                    }
+                }
+                carried.iter().for_each(|&(v, n)| f(v, n));
+            }
+        }
+    }
+
+    /// The distinct values with their counts, in increasing order.
+    fn sorted(&self) -> Vec<(i64, u64)> {
+        let mut pairs: Vec<(i64, u64)> = match self {
+            Form::Raw16(values) => return raw_sorted(values),
+            Form::Raw32(values) => return raw_sorted(values),
+            Form::Map(map) => map.iter().map(|(&v, &n)| (v, n)).collect(),
+            Form::Window { lo, bins, carried } => {
+                let mut pairs: Vec<(i64, u64)> = (*lo..)
+                    .zip(bins)
+                    .filter(|&(_, &n)| n > 0)
+                    .map(|(v, &n)| (v, u64::from(n)))
+                    .collect();
+                for &(v, n) in carried.iter() {
+                    match pairs.binary_search_by_key(&v, |p| p.0) {
+                        Ok(i) => pairs[i].1 += n,
+                        Err(i) => pairs.insert(i, (v, n)),
+                    }
+                }
+                return pairs;
+            }
+        };
+        pairs.sort_unstable();
+        pairs
+    }
+}
+
+/// Records in `carried` what a window's 16-bit count of `value` could not
+/// hold after adding `n`: its bits above 16, and 2^16 more if the count
+/// wrapped.
+#[cold]
+fn carry(carried: &mut Box<[(i64, u64)]>, value: i64, n: u64, wrapped: bool) {
+    let extra = (n >> 16 << 16) + (u64::from(wrapped) << 16);
+    match carried.iter_mut().find(|p| p.0 == value) {
+        Some(p) => p.1 += extra,
+        None => {
+            let mut more = std::mem::take(carried).into_vec();
+            more.push((value, extra));
+            *carried = more.into();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    proptest::proptest! {
+        /// Values within 16 bits, 32, 64 or all three, added one by one or many at a
+        /// time and merged in two halves: counted as a map counts them.
+        #[test]
+        fn counts_count_as_a_map_does(
+            values in proptest::collection::vec(
+                (proptest::prop_oneof![-999i64..=999, -30i64..30, -(1i64 << 20)..(1 << 20), -(1i64 << 50)..(1 << 50)], 1u64..4),
+                0..300,
+            ),
+            split in 0usize..300,
+        ) {
+            let mut want = BTreeMap::new();
+            let (mut one, mut a, mut b) = (Counts::default(), Counts::default(), Counts::default());
+            for (i, &(v, n)) in values.iter().enumerate() {
+                *want.entry(v).or_insert(0) += n;
+                one.add(v, n);
+                if i < split { a.add(v, n) } else { b.add(v, n) }
+            }
+            a.merge(&b);
+            let want: Vec<(i64, u64)> = want.into_iter().collect();
+            proptest::prop_assert_eq!(one.sorted(), want.clone());
+            proptest::prop_assert_eq!(a.sorted(), want);
+        }
+
+        /// Every rank's value, in every form, as the values sorted give
+        /// it; none at rank 0 or past the last.
+        #[test]
+        fn a_rank_is_the_sorted_values_element(
+            values in proptest::collection::vec(
+                (proptest::prop_oneof![-999i64..=999, -30i64..30, -(1i64 << 20)..(1 << 20), -(1i64 << 50)..(1 << 50)], 1u64..4),
+                0..300,
+            ),
+        ) {
+            let mut counts = Counts::default();
+            let mut sorted = Vec::new();
+            for &(v, n) in &values {
+                counts.add(v, n);
+                sorted.extend(std::iter::repeat_n(v, n as usize));
+            }
+            sorted.sort_unstable();
+            for rank in 0..=sorted.len() + 1 {
+                let want = rank.checked_sub(1).and_then(|k| sorted.get(k).copied());
+                proptest::prop_assert_eq!(counts.at_rank(rank as u128), want, "rank {}", rank);
+            }
+        }
+    }
+
+    #[test]
+    fn a_window_count_past_16_bits_carries() {
+        let mut c = Counts::default();
+        assert!(matches!(c.0, Form::Raw16(_)));
+        for v in 0..200 {
+            c.add(v, 1);
+        }
+        assert!(matches!(c.0, Form::Window { .. }));
+        c.add(3, u64::from(u32::MAX));
+        c.add(3, 5);
+        c.add(4, 3 << 32);
+        for _ in 0..70_000 {
+            c.add(7, 1);
+        }
+        let sorted = c.sorted();
+        assert_eq!(c.at_rank(u64::from(u32::MAX) as u128 + 9), Some(3));
+        assert_eq!(sorted[7], (7, 70_001));
+        assert_eq!(sorted[3], (3, (1 << 32) + 5));
+        assert_eq!(sorted[4], (4, (3 << 32) + 1));
+        assert_eq!(
+            sorted.iter().map(|p| p.1).sum::<u64>(),
+            198 + (4 << 32) + 6 + 70_000
+        );
+    }
+}
