@@ -58,5 +58,6 @@ for tool in duck polars; do
     echo "== $tool over brc"
     "$python" scripts/ab.py --pairs "$pairs" "$brc_cmd" "${!cmd}"
 done
-/usr/bin/time -f "brc peak memory: %M KiB, %e s" $brc_cmd >/dev/null
+# time(1) reports on stderr; the line belongs with the figures on stdout.
+/usr/bin/time -f "brc peak memory: %M KiB, %e s" $brc_cmd 2>&1 >/dev/null | tail -n 1
 "$python" -c 'import duckdb, polars; print("duckdb", duckdb.__version__, "polars", polars.__version__)'
