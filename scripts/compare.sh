@@ -64,6 +64,8 @@
 #                          scripts/compare/peers/NAME.sh, which knows its build
 #                          and run commands:
 #                            austindonisan=DIR  github.com/austindonisan/1brc (clang)
+#                            austindonisan-unmap=DIR  the same, built to wait
+#                                               for its workers (UNMAP true)
 #                            lehuyduc=DIR       github.com/lehuyduc/1brc-simd (g++)
 #                          Each is built from DIR into bench/work/peers/NAME,
 #                          run with THREADS threads and with 1 on the full
@@ -74,8 +76,8 @@
 #                          this many pairs per data set and thread count
 #                          (scripts/ab.py), for the side-by-side tables; 0: none
 #   PAUSE=0.3              seconds of quiet after each of those runs, so that
-#                          no run's teardown (a peer's workers unmapping the
-#                          file after it exits) lands in the next
+#                          what a run leaves to the kernel (unmapping, freeing
+#                          its pages) is done before the next starts
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
