@@ -988,7 +988,7 @@ class AustindonisanUnmapAdapter(unittest.TestCase):
             with open(os.path.join(checkout, "1brc.c"), "w", encoding="utf-8") as f:
                 f.write(text)
             done = subprocess.run(
-                ["bash", "-c", f'. "$0"; peer_source "$1" "$2"', self.ADAPTER, checkout, out],
+                ["bash", "-c", '. "$0"; peer_source "$1" "$2"', self.ADAPTER, checkout, out],
                 capture_output=True,
                 text=True,
             )
