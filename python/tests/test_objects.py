@@ -272,6 +272,23 @@ def test_a_delimited_object_is_read_whole_by_the_shard_holding_its_first_byte(
     assert cli.output("merge", *parts) == cli.output(*keyed, local)
 
 
+def test_every_shard_of_delimited_objects_checks_every_header(cli, moto, s3_env, tmp_path):
+    # A shard that reads no row of an object still reads its header, as a
+    # whole run checks every input's against the first's.
+    body = "".join(f"s{i % 5},{i}.5\n" for i in range(2000))
+    first, other = tmp_path / "a.csv", tmp_path / "b.csv"
+    first.write_text("site,reading\n" + body)
+    other.write_text("site,temp\n" + body)
+    moto.upload("brc-headers", {"a.csv": first, "b.csv": other})
+    urls = ("s3://brc-headers/a.csv", "s3://brc-headers/b.csv")
+    keyed = ("--csv", "--key", "site", "--value", "2")
+    want = ("s3://brc-headers/b.csv: line 1: expected the header of the first file,"
+            " found another one")
+    assert refused(cli.run(*keyed, *urls, env=s3_env)) == want
+    for k in range(1, 5):
+        assert refused(cli.run(*keyed, "--shard", f"{k}/4", *urls, env=s3_env)) == want, k
+
+
 def test_objects_over_http_read_as_local_files(cli, stored):
     with RangeServer(stored.root) as served:
         for key in ("data/a.txt", "data/b.txt.gz", "data/c.parquet", "data/d.parquet"):

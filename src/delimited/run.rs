@@ -398,6 +398,48 @@ impl Run<'_> {
     }
 }
 
+/// A stream cut after its first row: what a run reads of a delimited input
+/// outside its shard (`--shard`), whose header must still agree with the
+/// others', as a run over every input would check. Ends after the first
+/// line feed outside quotes (a quoted header cell may hold one), or where
+/// the stream does.
+pub(crate) struct HeaderOnly<R> {
+    inner: R,
+    quoted: bool,
+    done: bool,
+}
+
+impl<R> HeaderOnly<R> {
+    /// `inner` up to the end of its first row.
+    pub(crate) fn new(inner: R) -> HeaderOnly<R> {
+        HeaderOnly {
+            inner,
+            quoted: false,
+            done: false,
+        }
+    }
+}
+
+impl<R: Read> Read for HeaderOnly<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.done {
+            return Ok(0);
+        }
+        let n = self.inner.read(buf)?;
+        for (i, &b) in buf[..n].iter().enumerate() {
+            match b {
+                b'"' => self.quoted = !self.quoted,
+                b'\n' if !self.quoted => {
+                    self.done = true;
+                    return Ok(i + 1);
+                }
+                _ => {}
+            }
+        }
+        Ok(n)
+    }
+}
+
 /// Just past the last line feed of `buf` that lies outside quotes, `buf`
 /// starting at a row start; 0 if there is none.
 fn last_row_end(buf: &[u8]) -> usize {

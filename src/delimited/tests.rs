@@ -539,3 +539,30 @@ fn a_stream_that_breaks_fails_after_the_rows_read_whole_before_it() {
         }
     }
 }
+
+#[test]
+fn a_header_only_stream_ends_after_its_first_row_whatever_the_reads() {
+    use std::io::Read;
+    // A line feed inside quotes ends no row; reads of one byte up to all.
+    let text = b"\"a\nb\",\"c\"\"\"\nx,1\ny,2\n";
+    let header = b"\"a\nb\",\"c\"\"\"\n";
+    for step in [1, 2, 5, text.len()] {
+        let mut reader = super::run::HeaderOnly::new(&text[..]);
+        let mut got = Vec::new();
+        let mut buf = vec![0; step];
+        loop {
+            let n = reader.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(got, header, "{step}");
+    }
+    // A stream of one row without its line feed is all header.
+    let mut got = Vec::new();
+    super::run::HeaderOnly::new(&b"a,b"[..])
+        .read_to_end(&mut got)
+        .unwrap();
+    assert_eq!(got, b"a,b");
+}

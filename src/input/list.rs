@@ -16,6 +16,7 @@ use std::sync::Arc;
 #[cfg(feature = "remote")]
 use super::ranged;
 use super::{Input, Opened, Part, Shard};
+use crate::delimited::run::HeaderOnly;
 use crate::driver::RunError;
 use crate::error::Error;
 #[cfg(feature = "remote")]
@@ -344,9 +345,10 @@ impl Inputs {
     /// first line but not mapped (a text object's range).
     pub(super) fn parts(self) -> (impl Iterator<Item = (usize, io::Result<Part>)>, Located) {
         let placed: Vec<u64> = self.starts().map(|(at, _)| at).collect();
+        let delimited = self.dialect.is_some();
         // Delimited rows are not cut by ranged requests (`ranged::open`).
         #[cfg(feature = "remote")]
-        let lines = self.dialect.is_none();
+        let lines = !delimited;
         let Inputs {
             listed,
             window,
@@ -367,8 +369,14 @@ impl Inputs {
         let parts = (listed.into_iter().enumerate()).filter_map(move |(i, listed)| {
             let at = placed[i];
             // Parquet files are read apart (`Inputs::parquet`).
-            if listed.parquet || !reads(&window, at, listed.size) {
+            if listed.parquet {
                 return None;
+            }
+            if !reads(&window, at, listed.size) {
+                // A delimited input outside the window is still read up to
+                // its header, which must agree with the others' in a part
+                // of the inputs as in the whole.
+                return delimited.then(|| (i, header_only(listed, &consumed)));
             }
             let size = listed.size;
             #[cfg(feature = "remote")]
@@ -376,6 +384,8 @@ impl Inputs {
                 // Text objects are cut by ranged requests, or read whole
                 // where they cannot be (`ranged`).
                 return match ranged::open(object, cut(&window, at, size), lines, &consumed) {
+                    // Read whole by another window: its header here.
+                    Ok(None) if delimited => Some((i, header_only(listed, &consumed))),
                     Ok(None) => None,
                     Ok(Some((opened, part_skipped))) => {
                         if let Some(part_skipped) = part_skipped {
@@ -402,6 +412,20 @@ impl Inputs {
                 Opened::Mapped { .. } => cut(&window, at, size),
                 // Not to be cut: read whole where its first byte is.
                 Opened::Stream(_) if window.contains(&at) => 0..u64::MAX,
+                // Read by the window holding its first byte; its header
+                // as any other input's outside the window.
+                Opened::Stream(reader) if delimited => {
+                    let opened = Opened::Stream(Box::new(HeaderOnly::new(reader)));
+                    let (window, rest) = (0..0, 0);
+                    return Some((
+                        i,
+                        Ok(Part {
+                            opened,
+                            window,
+                            rest,
+                        }),
+                    ));
+                }
                 Opened::Stream(_) => return None,
             };
             let rest = rest[i];
@@ -416,6 +440,28 @@ impl Inputs {
         });
         (parts, located)
     }
+}
+
+/// The part of a delimited input outside a run's window: its header only
+/// ([`HeaderOnly`]: a mapped file's window holds no line; a stream ends
+/// after its first row).
+fn header_only(listed: Listed, consumed: &Arc<AtomicU64>) -> io::Result<Part> {
+    #[cfg(feature = "remote")]
+    let opened = match &listed.object {
+        Some(object) => ranged::open_whole(object, consumed)?,
+        None => open(listed, consumed)?.opened,
+    };
+    #[cfg(not(feature = "remote"))]
+    let opened = open(listed, consumed)?.opened;
+    let opened = match opened {
+        Opened::Stream(reader) => Opened::Stream(Box::new(HeaderOnly::new(reader))),
+        mapped => mapped,
+    };
+    Ok(Part {
+        opened,
+        window: 0..0,
+        rest: 0,
+    })
 }
 
 /// Where the errors of parts read from past their input's first line,

@@ -85,8 +85,7 @@ pub(super) fn open(
         if window.start > 0 {
             return Ok(None);
         }
-        let input = Input::from_reader_counted(object.reader()?, Arc::clone(consumed))?;
-        return Ok(Some((input.opened, None)));
+        return Ok(Some((open_whole(object, consumed)?, None)));
     }
     let bom = match head.starts_with(BOM) {
         true => BOM.len() as u64,
@@ -106,6 +105,13 @@ pub(super) fn open(
         consumed: Arc::clone(consumed),
     };
     Ok(Some((Opened::Stream(Box::new(counted)), skipped)))
+}
+
+/// The text object `object` read whole, from its first byte, as a stream.
+/// Counts the bytes read into `consumed`.
+pub(super) fn open_whole(object: &Arc<Object>, consumed: &Arc<AtomicU64>) -> io::Result<Opened> {
+    let input = Input::from_reader_counted(object.reader()?, Arc::clone(consumed))?;
+    Ok(input.opened)
 }
 
 /// The lines of a source whose first byte lies in a range, read by ranged

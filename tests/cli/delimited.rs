@@ -127,6 +127,69 @@ fn shards_merge_into_the_whole_at_the_finest_scale() {
 }
 
 #[test]
+fn every_shard_checks_every_inputs_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = file(&dir, "1.csv", "site,reading\na,1\nb,2\n");
+    let same = file(&dir, "2.csv", "site,reading\nc,3.5\nd,4\n");
+    let other = file(&dir, "3.csv", "site,temp\nc,3.5\nd,4\n");
+    let gzipped = dir.path().join("1.csv.gz");
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gzipped).unwrap(),
+        flate2::Compression::default(),
+    );
+    gz.write_all(b"\"site\",\"reading\"\na,1\nb,2\n").unwrap();
+    gz.finish().unwrap();
+    let gzipped = gzipped.to_str().unwrap();
+    let args = |shard: &str, files: &[&str]| {
+        let mut args = vec!["--csv", "--key", "site", "--value", "2"];
+        if !shard.is_empty() {
+            args.extend(["--shard", shard, "-f", "partial"]);
+        }
+        args.extend(files);
+        args.iter().map(|a| a.to_string()).collect::<Vec<_>>()
+    };
+    // Whichever shard reads no row of a file still reads its header: the
+    // first file's, which the others must repeat, or the one that differs.
+    let mismatch =
+        format!("brc: {other}: line 1: expected the header of the first file, found another one\n");
+    for firsts in [first.as_str(), gzipped] {
+        let files = [firsts, &same, &other];
+        let whole = brc().args(args("", &files)).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&whole.stderr), mismatch);
+        for n in [2, 3, 7] {
+            for k in 1..=n {
+                let out = brc()
+                    .args(args(&format!("{k}/{n}"), &files))
+                    .output()
+                    .unwrap();
+                assert_eq!(out.status.code(), Some(1), "{k}/{n}");
+                assert_eq!(String::from_utf8_lossy(&out.stderr), mismatch, "{k}/{n}");
+                assert!(out.stdout.is_empty());
+            }
+        }
+        // Headers that agree (a quoted cell is the same cell): the shards
+        // merge into the whole.
+        let files = [firsts, &same];
+        let whole = brc().args(args("", &files)).output().unwrap();
+        assert!(whole.status.success());
+        for n in [2, 3, 7] {
+            let mut merge = vec!["merge".to_string()];
+            for k in 1..=n {
+                let out = brc()
+                    .args(args(&format!("{k}/{n}"), &files))
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{k}/{n}");
+                let text = String::from_utf8(out.stdout).unwrap();
+                merge.push(file(&dir, &format!("part{k}"), &text));
+            }
+            let merged = brc().args(&merge).output().unwrap();
+            assert_eq!(merged.stdout, whole.stdout, "{n} shards");
+        }
+    }
+}
+
+#[test]
 fn values_stay_within_18_digits_when_shown_with_more_decimals_or_merged() {
     let dir = tempfile::tempdir().unwrap();
     let path = file(&dir, "big.csv", "k,v\na,100000000000000000\n");
