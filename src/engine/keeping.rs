@@ -204,6 +204,11 @@ impl<K: Keep> Keeping<K> {
     /// `behind`, what it touches fetched meanwhile; any other at once.
     /// Inlined in the loop: as a call, it saved and restored registers on
     /// every row.
+    ///
+    /// Returns `false`, adding nothing, for a name holding a `\n`: two
+    /// lines read as one, the first without its `;`. Only a new name is
+    /// looked at, as no station holds one: a row of a known name costs no
+    /// check.
     #[inline(always)]
     fn add(
         &mut self,
@@ -212,29 +217,23 @@ impl<K: Keep> Keeping<K> {
         key: Option<(u64, u64)>,
         value: i64,
         first: usize,
-    ) {
+    ) -> bool {
         let hash = self.hash(name, key);
-        match self.find(name, key, hash) {
-            Some(i) => {
-                if !self.stations[i].kept.prefetch(value) {
-                    self.stations[i].kept.add(value);
-                    return;
-                }
-                let row = &mut behind.rows[behind.n % LAG];
-                if behind.n >= LAG {
-                    self.stations[row.0 as usize].kept.add(row.1);
-                }
-                // `find` gave an index the tables hold, a `u32`.
-                *row = (i as u32, value);
-                behind.n += 1;
-            }
-            None => self.insert(Station {
-                key: key.unwrap_or_default(),
-                name: RawName::from_slice(name),
-                kept: K::new(value),
-                first,
-            }),
+        let Some(i) = self.find(name, key, hash) else {
+            return self.add_new(name, key, value, first);
+        };
+        if !self.stations[i].kept.prefetch(value) {
+            self.stations[i].kept.add(value);
+            return true;
         }
+        let row = &mut behind.rows[behind.n % LAG];
+        if behind.n >= LAG {
+            self.stations[row.0 as usize].kept.add(row.1);
+        }
+        // `find` gave an index the tables hold, a `u32`.
+        *row = (i as u32, value);
+        behind.n += 1;
+        true
     }
 
     /// Adds the rows still kept `behind`.
@@ -254,20 +253,17 @@ impl<K: Keep> Keeping<K> {
     ) -> Result<(), Fault> {
         let mut p = 0;
         while p < chunk.len() {
-            // The quick path: a name without a `\n` (else two lines were
-            // read as one), its `;` and a value with its `\n` in the 8
-            // bytes after it.
+            // The quick path: a name, its `;` and a value with its `\n` in
+            // the 8 bytes after it; the name checked for a `\n` (two lines
+            // read as one) where it is new (`Keeping::add`).
             let (semi, key) = semicolon(chunk, p);
-            let one_line = |semi: &usize| match key {
-                Some((a, b)) => bits::matches(a, b'\n') | bits::matches(b, b'\n') == 0,
-                None => memchr::memchr(b'\n', &chunk[p..p + semi]).is_none(),
-            };
-            if let Some(semi) = semi.filter(|&s| s > 0).filter(one_line) {
+            if let Some(semi) = semi.filter(|&s| s > 0) {
                 let at = p + semi + 1;
                 if let Some((value, used)) = word(chunk, at).and_then(parse_value) {
-                    self.add(behind, &chunk[p..p + semi], key, value, offset + p);
-                    p = at + used;
-                    continue;
+                    if self.add(behind, &chunk[p..p + semi], key, value, offset + p) {
+                        p = at + used;
+                        continue;
+                    }
                 }
             }
             let (line, next) = parse::line_at(chunk, p);
@@ -276,10 +272,30 @@ impl<K: Keep> Keeping<K> {
                 kind,
             })?;
             let (_, key) = semicolon(chunk, p);
-            self.add(behind, name, key, value.into(), offset + p);
+            // The strict parser's name ends at the line's end.
+            let added = self.add(behind, name, key, value.into(), offset + p);
+            debug_assert!(added);
             p = next;
         }
         Ok(())
+    }
+
+    /// Adds the first row of a station, whose line starts at `first`:
+    /// `false`, adding nothing, if its name holds a `\n` (see
+    /// [`Keeping::add`]).
+    #[cold]
+    #[inline(never)]
+    fn add_new(&mut self, name: &[u8], key: Option<(u64, u64)>, value: i64, first: usize) -> bool {
+        if name.contains(&b'\n') {
+            return false;
+        }
+        self.insert(Station {
+            key: key.unwrap_or_default(),
+            name: RawName::from_slice(name),
+            kept: K::new(value),
+            first,
+        });
+        true
     }
 
     /// Adds a station not seen before.
