@@ -134,6 +134,17 @@ struct Listed {
 }
 
 impl Listed {
+    /// Whether every run over a part of the inputs can open this one
+    /// apart, as a named regular file or an object can: not standard input
+    /// or a pipe, whose bytes go to one reader only.
+    fn opens_apart(&self) -> bool {
+        #[cfg(feature = "remote")]
+        if self.object.is_some() {
+            return true;
+        }
+        self.regular && matches!(self.source, Source::File(_))
+    }
+
     fn failed(source: Source, error: io::Error) -> Listed {
         Listed {
             source,
@@ -271,6 +282,11 @@ impl Inputs {
     /// starts, and so does anything past the end of all the inputs. An
     /// error's line number is still counted from its input's first line,
     /// on the error path.
+    ///
+    /// Delimited inputs that lie outside the range are read up to their
+    /// header, which must agree with the others' as in a run over all of
+    /// them: named regular files and objects; not standard input or a
+    /// pipe, which only the run that reads it can read.
     pub fn within(mut self, range: Range<u64>) -> Inputs {
         self.window = range;
         self
@@ -372,11 +388,12 @@ impl Inputs {
             if listed.parquet {
                 return None;
             }
+            // A delimited input outside the window is still read up to its
+            // header, which must agree with the others' in a part of the
+            // inputs as in the whole, where each run can read it apart.
+            let header_apart = delimited && listed.opens_apart();
             if !reads(&window, at, listed.size) {
-                // A delimited input outside the window is still read up to
-                // its header, which must agree with the others' in a part
-                // of the inputs as in the whole.
-                return delimited.then(|| (i, header_only(listed, &consumed)));
+                return header_apart.then(|| (i, header_only(listed, &consumed)));
             }
             let size = listed.size;
             #[cfg(feature = "remote")]
@@ -414,7 +431,7 @@ impl Inputs {
                 Opened::Stream(_) if window.contains(&at) => 0..u64::MAX,
                 // Read by the window holding its first byte; its header
                 // as any other input's outside the window.
-                Opened::Stream(reader) if delimited => {
+                Opened::Stream(reader) if header_apart => {
                     let opened = Opened::Stream(Box::new(HeaderOnly::new(reader)));
                     let (window, rest) = (0..0, 0);
                     return Some((

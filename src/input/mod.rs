@@ -226,7 +226,9 @@ struct Part {
     opened: Opened,
     /// A mapped file's lines read: those whose first byte lies in this
     /// range of its bytes, counted from its origin (all of them:
-    /// `0..u64::MAX`). A stream is read whole.
+    /// `0..u64::MAX`; none, `0..0`, for a delimited file outside a run's
+    /// range, read for its header). A stream is read whole, or up to its
+    /// header where it is delimited and another run reads its rows.
     window: Range<u64>,
     /// Bytes the run reads after this input, as far as known.
     rest: u64,

@@ -190,6 +190,34 @@ fn every_shard_checks_every_inputs_header() {
 }
 
 #[test]
+fn a_shard_leaves_standard_input_to_the_shard_that_reads_it() {
+    // Another shard's pipe is not read for its header: its bytes would be
+    // taken from the shard that reads it, and a shard could wait on it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(&dir, "a.csv", "site,reading\na,1\nb,2\nc,3\n");
+    let args = [
+        "--csv", "--key", "site", "--value", "2", "--shard", "1/2", "-f", "partial",
+    ];
+    let out = brc()
+        .args(args)
+        .args([&path, "-"])
+        .write_stdin("other,header\nd,4\n")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let whole = brc()
+        .args(["--csv", "--key", "site", "--value", "2", &path, "-"])
+        .write_stdin("other,header\nd,4\n")
+        .output()
+        .unwrap();
+    assert_eq!(whole.status.code(), Some(1));
+}
+
+#[test]
 fn values_stay_within_18_digits_when_shown_with_more_decimals_or_merged() {
     let dir = tempfile::tempdir().unwrap();
     let path = file(&dir, "big.csv", "k,v\na,100000000000000000\n");
