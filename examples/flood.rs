@@ -8,10 +8,7 @@
 //!
 //! - SHAPE: `colliding` (every name shares the full 64-bit hash),
 //!   `clusters:K:B` (groups of K names sharing the top B bits of the hash),
-//!   or `clusters:K:B:R`, the same with R random names among them. Short
-//!   names share those bits under this process's multiplier only: brc
-//!   draws its own for each run, so such a file measures what an attacker
-//!   who knows the source but not the run can do;
+//!   or `clusters:K:B:R`, the same with R random names among them;
 //! - LEN: the names' length in bytes (12 to 100; up to 15 goes to the short
 //!   table, longer to the long one);
 //! - NAMES: how many names; BYTES: about how many bytes of rows, every name

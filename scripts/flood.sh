@@ -9,11 +9,8 @@
 #
 #   coll15      4,096 names of 15 bytes sharing their whole hash (short table)
 #   clusterK    1,024 clusters of K 15-byte names sharing the top 20 bits of
-#               their hash, K = 3, 5, 7, 9, 11, under the multiplier of the
-#               process that made them: brc draws its own for each run, under
-#               which they scatter as random names do (in-process, as the
-#               tests build them, they walk past home slots on most rows,
-#               short of a flood or just past one)
+#               their hash, K = 3, 5, 7, 9, 11: walks past home slots on
+#               most rows, short of a flood or just past one
 #   mixed3      cluster3's names and 1,200 random ones: a row in four walks
 #   coll40      4,096 names of 40 bytes sharing their whole hash (long table)
 #   cluster9x40 1,024 clusters of 9 40-byte names sharing the top 20 bits

@@ -57,10 +57,9 @@ fn valid(name: &[u8]) -> bool {
 /// `count` distinct names of `len` bytes (12 to 100), valid UTF-8
 /// without `;` or `\n`, that all share one hash in the table their length
 /// sends them to: the full 64-bit hash, so that they share a home slot in
-/// a table of any size. The same `seed` gives the same names: short ones
-/// share the word the short table's hash multiplies, so they share a hash
-/// whatever the multiplier a process draws. Their first 8 bytes may be any
-/// valid characters, control characters and NUL included.
+/// a table of any size. The same `seed` gives the same names. Their first
+/// 8 bytes may be any valid characters, control characters and NUL
+/// included.
 ///
 /// # Panics
 /// If `len` is outside 12..=100.
@@ -74,8 +73,6 @@ pub fn colliding(len: usize, count: usize, seed: u64) -> Vec<String> {
 /// random: a home slot in every table of up to 2^`bits` slots, and no
 /// more, so a table cannot tell them from chance collisions by their
 /// whole hash. The groups' names follow one another, group by group.
-/// Short names share those bits under the multiplier of this process
-/// only: another draws its own, and there they fall apart.
 ///
 /// # Panics
 /// If `len` is outside 12..=100 or `bits` outside 1..=64.
@@ -89,8 +86,6 @@ pub fn clustered(
     assert!((12..=MAX_NAME_LEN).contains(&len), "{len} bytes");
     assert!((1..=64).contains(&bits), "{bits} bits");
     let mut rng = Bits::new(seed);
-    // The multiplier the short table's hash takes in this process.
-    short::seed();
     let hash_of = |name: &[u8]| {
         if len <= SHORT {
             let (a, b) = short::key(name);

@@ -1,10 +1,9 @@
 //! Where a flooded table's names go: a map whose hash is keyed by random
 //! seeds, drawn from the operating system's randomness for each run.
 //!
-//! Sets of names that share a fast table's hash are easy to build from the
-//! source (the short table's multiplier, drawn per process, does not stop
-//! names that share the word it multiplies); linear probing then walks the
-//! whole set for every row. A table that has spent its probe steps
+//! The fast tables' hashes are fixed, and sets of names that share one are
+//! easy to build from the source; linear probing then walks the whole set
+//! for every row. A table that has spent its probe steps
 //! ([`Budget`](super::Budget)) moves its names here, and its rows follow:
 //! names chosen without the seeds, which the input cannot know, collide
 //! here no more than random names do (docs/PERFORMANCE.md, *The tables*).
@@ -57,7 +56,7 @@ pub(super) struct Keyed<T> {
 
 /// 64 random bits: a hash under the keys that the standard library's
 /// `RandomState` draws from the operating system.
-pub(super) fn random() -> u64 {
+fn random() -> u64 {
     RandomState::new().hash_one(0u64)
 }
 

@@ -18,15 +18,12 @@
 //!   floods, which then walks no more);
 //! - at the end each table sorts its own names, the short ones by a radix
 //!   sort over their slots (`short`'s private `radix` module);
-//! - names can be built to share a hash: the short table's multiplies a
-//!   word of the key by a multiplier drawn for each process, so names that
-//!   share that word share it (while names built to share only its top bits,
-//!   under a multiplier they know, fall apart), and the long table's is
-//!   fixed. Every probe step of a walk past a home slot is paid from a
-//!   [`Budget`] that the input's bytes earn, and a table that has spent it
-//!   floods: for good, its names go to a map under a random key (the
-//!   private `keyed` module), the short table's only those the hot loop
-//!   would not find, past the slot after their home.
+//! - the hashes are fixed, so names can be built to share one: every
+//!   probe step of a walk past a home slot is paid from a [`Budget`] that the input's
+//!   bytes earn, and a table that has spent it floods: for good, its names
+//!   go to a map under a random key (the private `keyed` module), the short
+//!   table's only those the hot loop would not find, past the slot after
+//!   their home.
 //!
 //! The hot loop reaches the short table through an [`Adder`], which keeps
 //! the slot array's address and shape in registers across rows.
@@ -305,11 +302,8 @@ mod tests {
             add(&mut t, station.name().as_bytes(), 0);
         }
         assert!(t.short.len() > 400);
-        // The hash's multiplier is drawn per process: about 413^2 / (2 *
-        // 32,768), under 3 names, share a home slot with another, as for
-        // any random hash; more than 20 (5%), less than once in 10^10 draws.
         let displaced = t.short.displaced();
-        assert!(displaced * 20 <= t.short.len(), "{displaced} displaced");
+        assert!(displaced * 100 <= t.short.len(), "{displaced} displaced");
     }
 
     #[test]

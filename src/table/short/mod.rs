@@ -9,9 +9,6 @@
 //! count shares a word with its sum ([`Slot::total`]) and has 26 bits,
 //! which [`super::Table`] keeps from overflowing.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Once;
-
 use bytemuck::{Pod, Zeroable};
 
 mod flooded;
@@ -159,57 +156,30 @@ fn acceptable(a: u64, b: u64) -> bool {
     super::acceptable(&bytes[..len])
 }
 
-/// The odd multiplier of [`hash`] until a run draws its own ([`seed`]).
+/// The odd multiplier of [`hash`].
 const MUL: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// How far [`hash`] rotates a key's second word.
 const ROTATE: u32 = 29;
 
-/// The odd multiplier of [`hash`]: random for each process, drawn before
-/// its first table is made ([`seed`]), then never changed.
-static MULTIPLIER: AtomicU64 = AtomicU64::new(MUL);
-
-/// Draws [`hash`]'s multiplier from the operating system's randomness,
-/// once in a process: before its first short table, and before names are
-/// built to share a hash (`solve`). Names built from brc's source to share
-/// the top bits of a hash under a multiplier they know fall apart under
-/// one they do not; only names whose keys share the multiplied word
-/// itself still share a hash, which the probe budget meets.
-pub(super) fn seed() {
-    static SEEDED: Once = Once::new();
-    SEEDED.call_once(|| MULTIPLIER.store(super::keyed::random() | 1, Ordering::Relaxed));
-}
-
-/// The multiplier [`hash`] uses.
-#[cfg(any(test, feature = "lab", not(target_arch = "x86_64")))]
-fn multiplier() -> u64 {
-    MULTIPLIER.load(Ordering::Relaxed)
-}
-
 /// A key's hash: one multiply, whose top bits (the ones a table indexes
-/// by) every key bit reaches. Weak: keys built to share it are met by the
-/// probe budget ([`super::Budget`]); keyed by a multiplier drawn for each
-/// process ([`seed`]), so that only keys equal before the multiply share it
-/// whatever the multiplier.
+/// by) every key bit reaches. Fixed and weak: keys built to share it are
+/// met by the probe budget ([`super::Budget`]).
 ///
-/// On x86-64 the multiply reads the multiplier from memory: given a
-/// constant, the compiler loaded it into a register (`movabs`) on every
-/// row of the scanner's loops, which have no register to keep it in, one
-/// instruction more per row (docs/PERFORMANCE.md, *The tables*); read from
-/// memory, drawing it per process costs nothing more.
+/// On x86-64 the multiply reads [`MUL`] from memory: given the constant,
+/// the compiler loaded it into a register (`movabs`) on every row of the
+/// scanner's loops, which have no register to keep it in, one instruction
+/// more per row (docs/PERFORMANCE.md, *The tables*).
 #[inline(always)]
 pub(super) fn hash(a: u64, b: u64) -> u64 {
     let x = a ^ b.rotate_left(ROTATE);
     #[cfg(target_arch = "x86_64")]
     {
+        static MULTIPLIER: u64 = MUL;
         let h: u64;
         // SAFETY: `imul` reads the 8 bytes of a static and writes only its
         // register and the flags, which `asm!` assumes clobbered without
-        // `preserves_flags`; it touches no stack. The static is written
-        // once, by `seed`, before any table exists: `Once` orders that
-        // write before every read here (a table is made after `seed`
-        // returns, and its rows are read in the thread that made it or in
-        // threads spawned after).
+        // `preserves_flags`; it touches no stack.
         unsafe {
             std::arch::asm!(
                 "imul {h}, qword ptr [rip + {m}]",
@@ -221,17 +191,15 @@ pub(super) fn hash(a: u64, b: u64) -> u64 {
         h
     }
     #[cfg(not(target_arch = "x86_64"))]
-    x.wrapping_mul(multiplier())
+    x.wrapping_mul(MUL)
 }
 
 /// The first key word that makes a key whose second word is `b` hash to
 /// `hash`: the multiply has an inverse, and the XOR undoes itself. How
-/// [`super::flood`] builds names that share a hash, knowing the multiplier
-/// of its own process.
+/// [`super::flood`] builds names that share a hash.
 #[cfg(any(test, feature = "lab"))]
 pub(super) fn solve(b: u64, hash: u64) -> u64 {
-    seed();
-    hash.wrapping_mul(crate::bits::inverse(multiplier())) ^ b.rotate_left(ROTATE)
+    hash.wrapping_mul(crate::bits::inverse(MUL)) ^ b.rotate_left(ROTATE)
 }
 
 /// Home slot of a key: the top `64 - shift` bits of its hash.
@@ -269,7 +237,6 @@ impl Short {
     /// A table of `n` slots (a power of two, at least 2).
     pub(super) fn with_slots(n: usize) -> Short {
         debug_assert!(n.is_power_of_two() && n >= 2);
-        seed();
         Short {
             slots: Slots::empty(n),
             shift: 64 - n.trailing_zeros(),
@@ -546,49 +513,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_table_hashes_under_a_multiplier_drawn_for_the_process() {
-        let _ = Short::with_slots(8);
-        let k = multiplier();
-        assert!(k % 2 == 1 && k != MUL, "{k:#x}");
-        // Drawn once: later tables hash as the first did.
-        let _ = Short::with_slots(8);
-        assert_eq!(multiplier(), k);
-    }
-
-    #[test]
-    fn names_clustered_under_one_multiplier_scatter_under_another() {
-        // 1,024 clusters of 9 keys sharing the top 20 bits of the hash
-        // under a multiplier an attacker knows (the fixed one brc had),
-        // hashed under another odd one: the keys of a cluster share their
-        // top 20 bits only by chance, about 9 * 8 / 2 / 2^20 of a cluster.
-        let under = |k: u64, a: u64, b: u64| (a ^ b.rotate_left(ROTATE)).wrapping_mul(k);
-        seed();
-        let drawn = multiplier();
-        let mut state = 7u64;
-        let mut next = || {
-            state = state.wrapping_add(MUL);
-            (state ^ state >> 31).wrapping_mul(0xbf58_476d_1ce4_e5b9)
-        };
-        let mut shared = 0;
-        for _ in 0..1024 {
-            let top = next() & !(u64::MAX >> 20);
-            let homes: Vec<u64> = (0..9)
-                .map(|_| {
-                    let b = next();
-                    let hash = top | (next() >> 20);
-                    let a = hash.wrapping_mul(crate::bits::inverse(MUL)) ^ b.rotate_left(ROTATE);
-                    assert_eq!(under(MUL, a, b) >> 44, top >> 44);
-                    under(drawn, a, b) >> 44
-                })
-                .collect();
-            shared += (homes.iter().enumerate())
-                .filter(|&(i, h)| homes[..i].contains(h))
-                .count();
-        }
-        assert!(shared <= 3, "{shared} keys shared a cluster's home");
-    }
-
-    #[test]
     fn keys_tell_trailing_nuls_apart_and_name_round_trips() {
         let names: [&[u8]; 5] = [b"a", b"a\0", b"a\0\0\0\0\0\0\0", b"", b"0123456789abcde"];
         for (i, x) in names.iter().enumerate() {
@@ -619,9 +543,8 @@ mod tests {
         /// stands for, and `solve` undoes it.
         #[test]
         fn the_hash_is_its_multiply(a: u64, b: u64) {
-            seed();
             let h = hash(a, b);
-            proptest::prop_assert_eq!(h, (a ^ b.rotate_left(ROTATE)).wrapping_mul(multiplier()));
+            proptest::prop_assert_eq!(h, (a ^ b.rotate_left(ROTATE)).wrapping_mul(MUL));
             proptest::prop_assert_eq!(solve(b, h), a);
         }
     }
