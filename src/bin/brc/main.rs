@@ -83,7 +83,8 @@ last line (a text object's by ranged requests). Compressed files and streams
 cannot be cut: each is read whole by the shard holding its first byte. Line
 numbers still count from the file's start. With --csv, --tsv or --delimiter
 every shard reads the header of every file and object (standard input and
-pipes: the shard that reads them), which must agree as in one run. One job as 4 processes, merged (see `brc merge --help`):
+pipes: the shard that reads them), which must agree as in one run.
+One job as 4 processes, merged (see `brc merge --help`):
   for k in 1 2 3 4; do brc --shard $k/4 --format partial big.txt > p$k & done; wait
   brc merge p1 p2 p3 p4   # the same bytes as `brc big.txt`
 
