@@ -1,6 +1,7 @@
 //! Many inputs read as one: files, directories, objects (`s3://`,
-//! `http(s)://`) and standard input, each opened only when its turn
-//! comes; and the part of them a range or a shard reads.
+//! `http(s)://`) and standard input, listed with their sizes, each opened
+//! only when its turn comes (`parts`); and the part of their bytes a range
+//! or a shard reads.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -13,17 +14,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-#[cfg(feature = "remote")]
-use super::ranged;
-use super::{Input, Opened, Part, Shard};
-use crate::delimited::run::HeaderOnly;
-use crate::driver::RunError;
+use super::Shard;
 use crate::error::Error;
 #[cfg(feature = "remote")]
 use crate::object::{self, Object};
 use crate::parquet::{self, Columns};
-#[cfg(feature = "remote")]
-use std::{cell::RefCell, collections::BTreeMap, rc::Rc};
 
 /// Where an input comes from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -107,9 +102,9 @@ pub struct InputError {
 /// their turn comes, and the first failure in their order wins: a missing
 /// file after a malformed line is not reported, one before it is.
 pub struct Inputs {
-    listed: Vec<Listed>,
-    window: Range<u64>,
-    consumed: Arc<AtomicU64>,
+    pub(super) listed: Vec<Listed>,
+    pub(super) window: Range<u64>,
+    pub(super) consumed: Arc<AtomicU64>,
     pub(super) columns: Columns,
     /// How text inputs are read when they are delimited files.
     pub(super) dialect: Option<crate::delimited::Dialect>,
@@ -119,25 +114,25 @@ pub struct Inputs {
 
 /// An input as listed: its size as stored when listed, or why it could not
 /// be listed (reported in its turn).
-struct Listed {
-    source: Source,
+pub(super) struct Listed {
+    pub(super) source: Source,
     /// The bytes of a regular file from where it is read; 0 for anything
     /// else.
-    size: u64,
+    pub(super) size: u64,
     regular: bool,
     /// A regular file or an object that is Parquet, by its magic bytes.
-    parquet: bool,
-    error: Option<io::Error>,
+    pub(super) parquet: bool,
+    pub(super) error: Option<io::Error>,
     /// The object, for a URL.
     #[cfg(feature = "remote")]
-    object: Option<Arc<Object>>,
+    pub(super) object: Option<Arc<Object>>,
 }
 
 impl Listed {
     /// Whether every run over a part of the inputs can open this one
     /// apart, as a named regular file or an object can: not standard input
     /// or a pipe, whose bytes go to one reader only.
-    fn opens_apart(&self) -> bool {
+    pub(super) fn opens_apart(&self) -> bool {
         #[cfg(feature = "remote")]
         if self.object.is_some() {
             return true;
@@ -346,7 +341,7 @@ impl Inputs {
     }
 
     /// Each input with the byte where it starts among all of them.
-    fn starts(&self) -> impl Iterator<Item = (u64, &Listed)> {
+    pub(super) fn starts(&self) -> impl Iterator<Item = (u64, &Listed)> {
         let mut at = 0u64;
         self.listed.iter().map(move |listed| {
             let start = at;
@@ -354,164 +349,11 @@ impl Inputs {
             (start, listed)
         })
     }
-
-    /// The inputs this run reads, opened in turn as the iterator is
-    /// advanced, each with its index in the list and the part of it read;
-    /// and what locates an error in a part read from past its input's
-    /// first line but not mapped (a text object's range).
-    pub(super) fn parts(self) -> (impl Iterator<Item = (usize, io::Result<Part>)>, Located) {
-        let placed: Vec<u64> = self.starts().map(|(at, _)| at).collect();
-        let delimited = self.dialect.is_some();
-        // Delimited rows are not cut by ranged requests (`ranged::open`).
-        #[cfg(feature = "remote")]
-        let lines = !delimited;
-        let Inputs {
-            listed,
-            window,
-            consumed,
-            ..
-        } = self;
-        // What the run reads after each input.
-        let mut rest: Vec<u64> = (listed.iter().zip(&placed))
-            .map(|(l, &at)| clip(at, l.size, &window))
-            .collect();
-        let mut after = 0;
-        for r in rest.iter_mut().rev() {
-            (*r, after) = (after, after + *r);
-        }
-        let located = Located::default();
-        #[cfg(feature = "remote")]
-        let skipped = Rc::clone(&located.skipped);
-        let parts = (listed.into_iter().enumerate()).filter_map(move |(i, listed)| {
-            let at = placed[i];
-            // Parquet files are read apart (`Inputs::parquet`).
-            if listed.parquet {
-                return None;
-            }
-            // A delimited input outside the window is still read up to its
-            // header, which must agree with the others' in a part of the
-            // inputs as in the whole, where each run can read it apart.
-            let header_apart = delimited && listed.opens_apart();
-            if !reads(&window, at, listed.size) {
-                return header_apart.then(|| (i, header_only(listed, &consumed)));
-            }
-            let size = listed.size;
-            #[cfg(feature = "remote")]
-            if let Some(object) = &listed.object {
-                // Text objects are cut by ranged requests, or read whole
-                // where they cannot be (`ranged`).
-                return match ranged::open(object, cut(&window, at, size), lines, &consumed) {
-                    // Read whole by another window: its header here.
-                    Ok(None) if delimited => Some((i, header_only(listed, &consumed))),
-                    Ok(None) => None,
-                    Ok(Some((opened, part_skipped))) => {
-                        if let Some(part_skipped) = part_skipped {
-                            skipped.borrow_mut().insert(i, part_skipped);
-                        }
-                        let (window, rest) = (0..u64::MAX, rest[i]);
-                        Some((
-                            i,
-                            Ok(Part {
-                                opened,
-                                window,
-                                rest,
-                            }),
-                        ))
-                    }
-                    Err(e) => Some((i, Err(e))),
-                };
-            }
-            let opened = match open(listed, &consumed) {
-                Ok(input) => input.opened,
-                Err(e) => return Some((i, Err(e))),
-            };
-            let window = match opened {
-                Opened::Mapped { .. } => cut(&window, at, size),
-                // Not to be cut: read whole where its first byte is.
-                Opened::Stream(_) if window.contains(&at) => 0..u64::MAX,
-                // Read by the window holding its first byte; its header
-                // as any other input's outside the window.
-                Opened::Stream(reader) if header_apart => {
-                    let opened = Opened::Stream(Box::new(HeaderOnly::new(reader)));
-                    let (window, rest) = (0..0, 0);
-                    return Some((
-                        i,
-                        Ok(Part {
-                            opened,
-                            window,
-                            rest,
-                        }),
-                    ));
-                }
-                Opened::Stream(_) => return None,
-            };
-            let rest = rest[i];
-            Some((
-                i,
-                Ok(Part {
-                    opened,
-                    window,
-                    rest,
-                }),
-            ))
-        });
-        (parts, located)
-    }
-}
-
-/// The part of a delimited input outside a run's window: its header only
-/// ([`HeaderOnly`]: a mapped file's window holds no line; a stream ends
-/// after its first row).
-fn header_only(listed: Listed, consumed: &Arc<AtomicU64>) -> io::Result<Part> {
-    #[cfg(feature = "remote")]
-    let opened = match &listed.object {
-        Some(object) => ranged::open_whole(object, consumed)?,
-        None => open(listed, consumed)?.opened,
-    };
-    #[cfg(not(feature = "remote"))]
-    let opened = open(listed, consumed)?.opened;
-    let opened = match opened {
-        Opened::Stream(reader) => Opened::Stream(Box::new(HeaderOnly::new(reader))),
-        mapped => mapped,
-    };
-    Ok(Part {
-        opened,
-        window: 0..0,
-        rest: 0,
-    })
-}
-
-/// Where the errors of parts read from past their input's first line,
-/// other than mapped files', are: for each such input (a text object's
-/// range), what counts the lines before its part, on the error path only.
-#[derive(Default)]
-pub(super) struct Located {
-    #[cfg(feature = "remote")]
-    skipped: Rc<RefCell<BTreeMap<usize, ranged::Skipped>>>,
-}
-
-impl Located {
-    /// `failed` with its line number and offset counted from its input's
-    /// first line; failing to count them is the run's error instead.
-    pub(super) fn locate(&self, failed: RunError) -> RunError {
-        #[cfg(feature = "remote")]
-        if let Error::Data(e) = &failed.error {
-            if let Some(skipped) = self.skipped.borrow().get(&failed.input) {
-                let error = match skipped.locate(e.clone()) {
-                    Ok(e) => Error::Data(e),
-                    Err(e) => Error::Io(e),
-                };
-                let input = failed.input;
-                return RunError { input, error };
-            }
-        }
-        failed
-    }
 }
 
 /// Whether an input starting at byte `at` of all of them, of `size` bytes,
 /// may have a line or its first byte in `window`.
-fn reads(window: &Range<u64>, at: u64, size: u64) -> bool {
+pub(super) fn reads(window: &Range<u64>, at: u64, size: u64) -> bool {
     match size {
         0 => window.contains(&at),
         _ => at < window.end && at.saturating_add(size) > window.start,
@@ -520,7 +362,7 @@ fn reads(window: &Range<u64>, at: u64, size: u64) -> bool {
 
 /// How many of the `size` bytes of an input starting at byte `at` lie in
 /// `window`.
-fn clip(at: u64, size: u64, window: &Range<u64>) -> u64 {
+pub(super) fn clip(at: u64, size: u64, window: &Range<u64>) -> u64 {
     let end = at.saturating_add(size).min(window.end);
     end.saturating_sub(at.max(window.start))
 }
@@ -528,25 +370,12 @@ fn clip(at: u64, size: u64, window: &Range<u64>) -> u64 {
 /// The part of `window` in an input starting at byte `at`, of `size` bytes,
 /// in the input's own bytes: open-ended if `window` reaches its end (the
 /// input may have grown since listed).
-fn cut(window: &Range<u64>, at: u64, size: u64) -> Range<u64> {
+pub(super) fn cut(window: &Range<u64>, at: u64, size: u64) -> Range<u64> {
     let end = match window.end >= at.saturating_add(size) {
         true => u64::MAX,
         false => window.end - at,
     };
     window.start.saturating_sub(at)..end
-}
-
-/// Opens a listed input, counting the bytes read into `consumed`.
-fn open(listed: Listed, consumed: &Arc<AtomicU64>) -> io::Result<Input> {
-    if let Some(e) = listed.error {
-        return Err(e);
-    }
-    match &listed.source {
-        Source::Stdin => Input::stdin_counted(Arc::clone(consumed)),
-        Source::File(path) => Input::open_counted(path, Arc::clone(consumed)),
-        // A listed object is opened by `ranged::open`.
-        Source::Url(_) => unreachable!("a listed URL has its object or its error"),
-    }
 }
 
 /// Standard input as listed: its size if it is a regular file, from where

@@ -25,12 +25,14 @@
 //! byte.
 //!
 //! Opening an input is done here; listing the inputs, and the part of
-//! them a range reads, in `list` (a shard's range in `shard`); aggregating them, a job the
-//! engine does, in `job`.
+//! them a range reads, in `list` (a shard's range in `shard`); opening
+//! them in turn with the part of each read, in `parts`; aggregating them,
+//! a job the engine does, in `job`.
 
 mod decode;
 mod job;
 mod list;
+mod parts;
 #[cfg(feature = "remote")]
 mod ranged;
 mod shard;
