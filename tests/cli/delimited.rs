@@ -103,27 +103,34 @@ fn shards_merge_into_the_whole_at_the_finest_scale() {
         .output()
         .unwrap();
     // Up to more shards than rows: many lie inside one row and read none.
+    let keyed = ["--csv", "--key", "site", "--value", "reading"];
     for n in [2, 3, 5, 16, 40] {
-        let mut parts = Vec::new();
-        for k in 1..=n {
-            let shard = format!("{k}/{n}");
-            let args = [
-                "--csv", "--key", "site", "--value", "reading", "--shard", &shard, "-f", "partial",
-                &path,
-            ];
-            let out = brc().args(args).output().unwrap();
-            assert!(out.status.success());
-            parts.push(file(
-                &dir,
-                &format!("p{k}"),
-                &String::from_utf8(out.stdout).unwrap(),
-            ));
-        }
-        let mut args = vec!["merge".to_string()];
-        args.extend(parts);
-        let merged = brc().args(&args).output().unwrap();
-        assert_eq!(merged.stdout, whole.stdout, "{n} shards");
+        let merged = shards_merged(&dir, &keyed, &[&path], n);
+        assert_eq!(merged, whole.stdout, "{n} shards");
     }
+}
+
+/// `brc merge` of the partials of `--shard k/n` runs, each with `args`
+/// over `files`, each run checked to succeed.
+fn shards_merged(dir: &tempfile::TempDir, args: &[&str], files: &[&str], n: usize) -> Vec<u8> {
+    let mut merge = vec!["merge".to_string()];
+    for k in 1..=n {
+        let shard = format!("{k}/{n}");
+        let out = brc()
+            .args(args)
+            .args(["--shard", &shard, "-f", "partial"])
+            .args(files)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{shard}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        merge.push(file(dir, &format!("part{k}"), &text));
+    }
+    brc().args(&merge).output().unwrap().stdout
 }
 
 #[test]
@@ -172,19 +179,10 @@ fn every_shard_checks_every_inputs_header() {
         let files = [firsts, &same];
         let whole = brc().args(args("", &files)).output().unwrap();
         assert!(whole.status.success());
+        let keyed = ["--csv", "--key", "site", "--value", "2"];
         for n in [2, 3, 7] {
-            let mut merge = vec!["merge".to_string()];
-            for k in 1..=n {
-                let out = brc()
-                    .args(args(&format!("{k}/{n}"), &files))
-                    .output()
-                    .unwrap();
-                assert!(out.status.success(), "{k}/{n}");
-                let text = String::from_utf8(out.stdout).unwrap();
-                merge.push(file(&dir, &format!("part{k}"), &text));
-            }
-            let merged = brc().args(&merge).output().unwrap();
-            assert_eq!(merged.stdout, whole.stdout, "{n} shards");
+            let merged = shards_merged(&dir, &keyed, &files, n);
+            assert_eq!(merged, whole.stdout, "{n} shards");
         }
     }
 }
