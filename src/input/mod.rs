@@ -323,6 +323,33 @@ mod tests {
     }
 
     #[test]
+    fn a_delimited_stream_counts_its_bytes_once() {
+        // A stream counts the bytes it reads as stored, for the progress
+        // bar and `--timings`; a delimited run adds none of its own.
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.csv.gz");
+        let mut gz = flate2::write::GzEncoder::new(
+            File::create(&path).unwrap(),
+            flate2::Compression::default(),
+        );
+        gz.write_all(b"site,reading\n").unwrap();
+        gz.write_all(&b"Oslo,1.5\nLima,-2\n".repeat(50_000))
+            .unwrap();
+        gz.finish().unwrap();
+        let csv = crate::delimited::Dialect::csv(
+            vec![crate::delimited::Column::Position(1)],
+            crate::delimited::Column::Position(2),
+        );
+        let inputs = Inputs::new([Source::File(path.clone())]).delimited(csv);
+        let consumed = inputs.consumed();
+        let summary = inputs.aggregate(Engine::Fast, &Options::default()).unwrap();
+        assert_eq!(summary.len(), 2);
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert_eq!(consumed.load(std::sync::atomic::Ordering::Relaxed), size);
+    }
+
+    #[test]
     fn a_file_that_shrinks_once_mapped_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.txt");
