@@ -66,7 +66,7 @@ impl Inputs {
                 // where they cannot be (`ranged`).
                 return match ranged::open(object, cut(&window, at, size), lines, &consumed) {
                     // Read whole by another window: its header here.
-                    Ok(None) if delimited => Some((i, header_only(listed, &consumed))),
+                    Ok(None) if header_apart => Some((i, header_only(listed, &consumed))),
                     Ok(None) => None,
                     Ok(Some((opened, part_skipped))) => {
                         if let Some(part_skipped) = part_skipped {
@@ -95,17 +95,8 @@ impl Inputs {
                 Opened::Stream(_) if window.contains(&at) => 0..u64::MAX,
                 // Read by the window holding its first byte; its header
                 // as any other input's outside the window.
-                Opened::Stream(reader) if header_apart => {
-                    let opened = Opened::Stream(Box::new(HeaderOnly::new(reader)));
-                    let (window, rest) = (0..0, 0);
-                    return Some((
-                        i,
-                        Ok(Part {
-                            opened,
-                            window,
-                            rest,
-                        }),
-                    ));
+                stream @ Opened::Stream(_) if header_apart => {
+                    return Some((i, Ok(header_part(stream))));
                 }
                 Opened::Stream(_) => return None,
             };
@@ -134,15 +125,21 @@ fn header_only(listed: Listed, consumed: &Arc<AtomicU64>) -> io::Result<Part> {
     };
     #[cfg(not(feature = "remote"))]
     let opened = open(listed, consumed)?.opened;
+    Ok(header_part(opened))
+}
+
+/// An opened input as the part of it read for its header only: a mapped
+/// file with a window that holds no line, a stream cut after its first row.
+fn header_part(opened: Opened) -> Part {
     let opened = match opened {
         Opened::Stream(reader) => Opened::Stream(Box::new(HeaderOnly::new(reader))),
         mapped => mapped,
     };
-    Ok(Part {
+    Part {
         opened,
         window: 0..0,
         rest: 0,
-    })
+    }
 }
 
 /// Where the errors of parts read from past their input's first line,
