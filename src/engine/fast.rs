@@ -377,4 +377,15 @@ mod tests {
         assert!(feed_and_check::<false>(&input).1);
         assert!(feed_and_check::<true>(&input).1);
     }
+
+    #[test]
+    fn a_big_table_reseeded_mid_stretch_keeps_every_row() {
+        // As above, with clusters of names sharing the top 20 bits of the
+        // fixed hash: the table reseeds within a batch whose hashes were
+        // taken under the fixed multiplier, and does not flood.
+        let mut input = flood::rows(&flood::random(12, 100_000, 1), 1, 2);
+        input.extend(flood::rows(&flood::clustered(15, 300, 11, 20, 3), 2, 4));
+        assert!(!feed_and_check::<false>(&input).1);
+        assert!(!feed_and_check::<true>(&input).1);
+    }
 }

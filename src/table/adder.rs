@@ -36,6 +36,8 @@ pub(crate) struct Shape {
     /// the array and at a slot's start.
     shift: u32,
     mask: usize,
+    /// The table's hash multiplier ([`short::hash`]).
+    mul: u64,
 }
 
 impl Shape {
@@ -50,7 +52,14 @@ impl Shape {
             slots: short.slots.as_mut_ptr(),
             shift: short.shift - 5,
             mask: (bytes - 1) & !(SLOT - 1),
+            mul: short.mul,
         }
+    }
+
+    /// The hash of the short key `a`, `b` in the table of this shape.
+    #[inline(always)]
+    fn hash(&self, a: u64, b: u64) -> u64 {
+        short::hash(a, b, self.mul)
     }
 
     /// Whether the slot array has outgrown the L2 cache (see
@@ -110,6 +119,7 @@ impl Adder<'_> {
                 slots: std::ptr::null_mut(),
                 shift: 0,
                 mask: 0,
+                mul: 0,
             },
             mirror: None,
         };
@@ -134,14 +144,14 @@ impl Adder<'_> {
     /// UTF-8.
     #[inline(always)]
     pub fn add_short(&mut self, a: u64, b: u64, value: i64) -> bool {
-        self.add_short_hashed(short::hash(a, b), a, b, value)
+        self.add_short_hashed(self.hash(a, b), a, b, value)
     }
 
     /// The hash of the short key `a`, `b` (see [`Adder::add_short`]), for
     /// [`Adder::prefetch`] and [`Adder::add_short_hashed`].
     #[inline(always)]
     pub fn hash(&self, a: u64, b: u64) -> u64 {
-        short::hash(a, b)
+        self.shape.hash(a, b)
     }
 
     /// Whether the short table has outgrown the L2 cache, so that rows are
@@ -164,7 +174,8 @@ impl Adder<'_> {
 
     /// [`Adder::add_short`] for a key whose [`Adder::hash`] is `hash`,
     /// taken earlier: the table may have grown since, so only the hash,
-    /// not a slot, can be kept.
+    /// not a slot, can be kept, and it may have reseeded, so a key missing
+    /// from the slots the hash gives is looked for anew.
     #[inline(always)]
     pub fn add_short_hashed(&mut self, hash: u64, a: u64, b: u64, value: i64) -> bool {
         let at = self.shape.home(hash);
@@ -174,7 +185,7 @@ impl Adder<'_> {
         // change its size). The adder holds the table's only borrow.
         // SAFETY: as above: the shape is the array's, nothing else's.
         let found = unsafe { self.shape.add_if_near(at, a, b, total) };
-        found || self.add_past_home(at, a, b, total)
+        found || self.add_past_home(a, b, total)
     }
 
     /// Whether the short or the long table has flooded: its rows go to a
@@ -219,7 +230,7 @@ impl Adder<'_> {
         total: i64,
     ) -> bool {
         debug_assert_eq!(*shape, self.shape);
-        let at = shape.home(short::hash(a, b));
+        let at = shape.home(shape.hash(a, b));
         // SAFETY: `shape` is the adder's (forwarded from the caller); see
         // `add_short_hashed`.
         unsafe { shape.add_if_near(at, a, b, total) }
@@ -229,20 +240,19 @@ impl Adder<'_> {
     /// [`short::total`]: a key past its home slot and the next, or new, or in a
     /// flooded table's keyed table.
     pub(crate) fn add_short_past(&mut self, a: u64, b: u64, total: i64) -> bool {
-        let at = self.shape.home(short::hash(a, b));
-        self.add_past_home(at, a, b, total)
+        self.add_past_home(a, b, total)
     }
 
-    /// [`Adder::add_short_hashed`] for a key in neither its home slot, at
-    /// byte offset `at`, nor the next: it is further on, or new, or in the keyed table of a
+    /// [`Adder::add_short_hashed`] for a key in neither its home slot nor
+    /// the next: it is further on, or new, or in the keyed table of a
     /// flooded table. Out of line: inlined, the walk and its probe budget
     /// took registers that the scanner's loop then reloaded on every row
     /// (docs/PERFORMANCE.md, *The tables*).
     #[inline(never)]
-    fn add_past_home(&mut self, at: usize, a: u64, b: u64, total: i64) -> bool {
+    fn add_past_home(&mut self, a: u64, b: u64, total: i64) -> bool {
         match self.table.short.is_flooded() {
             true => self.add_keyed(a, b, total),
-            false => self.walk(at, a, b, total),
+            false => self.walk(a, b, total),
         }
     }
 
@@ -260,11 +270,12 @@ impl Adder<'_> {
     }
 
     /// [`Adder::add_past_home`] for a table that has not flooded: walks
-    /// from the home slot at byte offset `at`. Out of line: where the
-    /// compiler merged it into its caller, every row of a flooded table
-    /// paid for the walk's saved registers on its way to the keyed map.
+    /// from the key's home slot. Out of line: where the compiler merged it
+    /// into its caller, every row of a flooded table paid for the walk's
+    /// saved registers on its way to the keyed map.
     #[inline(never)]
-    fn walk(&mut self, mut at: usize, a: u64, b: u64, total: i64) -> bool {
+    fn walk(&mut self, a: u64, b: u64, total: i64) -> bool {
+        let mut at = self.shape.home(self.shape.hash(a, b));
         loop {
             // SAFETY: as in `Shape::add_if_near`, the shape being the
             // adder's (see `add_short_hashed`).
@@ -281,12 +292,15 @@ impl Adder<'_> {
             if s.a | s.b == 0 {
                 break;
             }
-            // Past the home slot: a step from the budget, or the keyed
-            // table once there is none (see `Short::flood`).
+            // Past the home slot: a step from the budget; once there is
+            // none, the table reseeds, and the row is added afresh, or it
+            // floods, and the row goes to the keyed table (see
+            // `Short::flood`).
             let short = &mut self.table.short;
             if short.budget.left == 0 {
                 short.flood();
-                return self.add_keyed(a, b, total);
+                self.load();
+                return self.add_past_home(a, b, total);
             }
             short.budget.left -= 1;
             at = (at + std::mem::size_of::<short::Slot>()) & self.shape.mask;

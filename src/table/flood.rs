@@ -89,7 +89,7 @@ pub fn clustered(
     let hash_of = |name: &[u8]| {
         if len <= SHORT {
             let (a, b) = short::key(name);
-            short::hash(a, b)
+            short::fixed_hash(a, b)
         } else {
             long::hash(name)
         }
@@ -179,7 +179,7 @@ mod tests {
             let hash_of = |name: &[u8]| match len <= SHORT {
                 true => {
                     let (a, b) = short::key(name);
-                    short::hash(a, b)
+                    short::fixed_hash(a, b)
                 }
                 false => long::hash(name),
             };

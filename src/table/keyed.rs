@@ -56,7 +56,7 @@ pub(super) struct Keyed<T> {
 
 /// 64 random bits: a hash under the keys that the standard library's
 /// `RandomState` draws from the operating system.
-fn random() -> u64 {
+pub(super) fn random() -> u64 {
     RandomState::new().hash_one(0u64)
 }
 

@@ -498,26 +498,36 @@ mod tests {
     }
 
     #[test]
-    fn names_sharing_part_of_a_hash_flood_a_table_and_random_ones_do_not() {
-        // Random names of 2 and 15 bytes; clusters of 3 names sharing the
-        // top 20 bits of their hash, the third of each held past the slot
-        // after its home (so a row in three walks); and names sharing the
-        // whole hash. Flooded, the short table keeps the names its hot
-        // loop finds, in their home slot or the next: two of each cluster,
-        // give or take where clusters meet, and two of the names sharing a
-        // whole hash; the others' rows leave the loop for good.
+    fn names_sharing_part_of_a_hash_reseed_a_table_and_names_sharing_all_of_it_flood_it() {
+        // Random names of 2 and 15 bytes; clusters of 3 and of 11 names
+        // sharing the top 20 bits of the fixed hash, the third of each
+        // held past the slot after its home (so a row in three walks); and
+        // names sharing the whole hash. Clusters spend the probe steps and
+        // the table reseeds: under the drawn multiplier they spread as
+        // random names do, every name in the slots. Names sharing the
+        // whole hash share every multiplier's: the reseeded table floods
+        // too, and keeps the names its hot loop finds, in their home slot
+        // or the next, two of them; the others' rows leave the loop for
+        // good.
         let shapes = [
-            (flood::random(2, 3_000, 1), false, 3_000..=3_000),
-            (flood::random(15, 900, 1), false, 900..=900),
-            (flood::clustered(15, 300, 3, 20, 2), true, 500..=600),
-            (flood::colliding(15, 2_000, 3), true, 2..=2),
+            (flood::random(2, 3_000, 1), false, false, 3_000..=3_000),
+            (flood::random(15, 900, 1), false, false, 900..=900),
+            (flood::clustered(15, 300, 3, 20, 2), true, false, 900..=900),
+            (
+                flood::clustered(15, 200, 11, 20, 4),
+                true,
+                false,
+                2_200..=2_200,
+            ),
+            (flood::colliding(15, 2_000, 3), true, true, 2..=2),
         ];
-        for (names, flooded, held) in shapes {
+        for (names, reseeded, flooded, held) in shapes {
             let mut t = Table::default();
             let mut want = HashMap::new();
             add_rows(&mut t, &mut want, &names, 8);
             let in_slots = t.short.slots.iter().filter(|s| s.a | s.b != 0).count();
             assert!(held.contains(&in_slots), "{in_slots} names in the slots");
+            assert_eq!(t.short.is_reseeded(), reseeded, "{:?}", &names[..2]);
             assert_eq!(t.is_flooded(), flooded, "{:?}", &names[..2]);
             assert_eq!(t.adder(1).is_flooded(), flooded);
             assert_eq!(sorted_map(t), want);
@@ -586,6 +596,34 @@ mod tests {
             assert_eq!(t.short.is_flooded(), flooded);
             assert_eq!(t.long.is_flooded(), flooded);
             assert_eq!(sorted_map(t), want, "{flood_x} {flood_y}");
+        }
+    }
+
+    #[test]
+    fn reseeded_tables_fold_into_reseeded_and_plain_ones() {
+        // Tables of random names, two of them reseeded by clusters of
+        // names sharing the top bits of the fixed hash, each under a
+        // multiplier of its own: folded into one another every way round,
+        // each name's rows all counted once, and a table that was not
+        // reseeded stays so.
+        let clusters = flood::clustered(15, 100, 9, 20, 5);
+        let make = |k: usize, reseeded: bool, want: &mut HashMap<Vec<u8>, Stats>| {
+            let mut t = Table::default();
+            add_rows(&mut t, want, &flood::random(11, 500, k as u64), 2);
+            if reseeded {
+                add_rows(&mut t, want, &clusters[450 * (k % 2)..][..450], 2);
+            }
+            assert_eq!(t.short.is_reseeded(), reseeded);
+            assert!(!t.is_flooded());
+            t
+        };
+        for (x, y) in [(true, true), (true, false), (false, true)] {
+            let mut want = HashMap::new();
+            let mut t = make(0, x, &mut want);
+            t.absorb(make(1, y, &mut want));
+            assert_eq!(t.short.is_reseeded(), x);
+            assert!(!t.is_flooded());
+            assert_eq!(sorted_map(t), want, "{x} {y}");
         }
     }
 

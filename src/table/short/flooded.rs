@@ -1,14 +1,15 @@
-//! A flooded short table: its names past the slot after their home, where
-//! the hot loop does not look, in a keyed table ([`Keyed`]) under a seeded
-//! hash, and the rows that miss the loop's two slots sent there
-//! (docs/PERFORMANCE.md, *The tables*).
+//! A short table out of probe steps: reseeded under a drawn multiplier, and
+//! if it runs out again, flooded: its names past the slot after their
+//! home, where the hot loop does not look, in a keyed table ([`Keyed`])
+//! under a seeded hash, and the rows that miss the loop's two slots sent
+//! there (docs/PERFORMANCE.md, *The tables*).
 
 use std::hash::BuildHasher;
 
 use bytemuck::Zeroable;
 use foldhash::fast::SeedableRandomState;
 
-use super::{acceptable, home, Short, Slot};
+use super::{acceptable, Short, Slot};
 use crate::stats::Stats;
 use crate::table::keyed::{Held, Keyed};
 
@@ -42,18 +43,24 @@ impl Held for Slot {
 }
 
 impl Short {
-    /// Moves every name held past the slot after its home to a keyed
-    /// table, for good, and sends there, from then on, every new name whose
-    /// home slot and the next are taken. The hot loop, which looks at those
-    /// two slots, takes the rows of the names left in them as before; the
-    /// others miss both, which sends them out of the loop and on to the
-    /// keyed table ([`Short::add_keyed`]), with no new branch on the hot
-    /// path. A table whose names merely crowd some home slots thus keeps
-    /// most of its rows in the loop. Does nothing to a flooded table.
+    /// What a table out of probe steps does. The first time, it reseeds
+    /// ([`Short::reseed`]). Reseeded, it moves every name held past the
+    /// slot after its home to a keyed table, for good, and sends there,
+    /// from then on, every new name whose home slot and the next are
+    /// taken. The hot loop, which looks at those two slots, takes the rows
+    /// of the names left in them as before; the others miss both, which
+    /// sends them out of the loop and on to the keyed table
+    /// ([`Short::add_keyed`]), with no new branch on the hot path. A table
+    /// whose names merely crowd some home slots thus keeps most of its rows
+    /// in the loop. Does nothing to a flooded table.
     #[cold]
     #[inline(never)]
     pub(in crate::table) fn flood(&mut self) {
         if self.is_flooded() {
+            return;
+        }
+        if !self.is_reseeded() {
+            self.reseed();
             return;
         }
         self.budget.forfeit();
@@ -61,10 +68,25 @@ impl Short {
         self.spill();
     }
 
+    /// Moves every name to a table of as many slots hashing by a multiplier
+    /// drawn at random, with a new allowance of probe steps. Names built to
+    /// share the fixed hash, or only its top bits, spread under a drawn
+    /// multiplier as random names do, the input not knowing it, and their
+    /// rows stay in the hot loop. Names that share the whole word the hash
+    /// multiplies share every multiplier's hash: they spend the new
+    /// steps, moves included, and the table floods.
+    fn reseed(&mut self) {
+        let mut fresh = Short::with_slots(self.slots.len());
+        fresh.mul = super::drawn();
+        fresh.budget.join(self.budget);
+        fresh.absorb(self);
+        *self = fresh;
+    }
+
     /// The home slot of the key `a`, `b` and the slot after it: where the
     /// hot loop looks.
     fn near(&self, a: u64, b: u64) -> [usize; 2] {
-        let i = home(a, b, self.shift);
+        let i = self.home(a, b);
         [i, (i + 1) & (self.slots.len() - 1)]
     }
 

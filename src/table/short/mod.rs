@@ -156,56 +156,47 @@ fn acceptable(a: u64, b: u64) -> bool {
     super::acceptable(&bytes[..len])
 }
 
-/// The odd multiplier of [`hash`].
+/// The odd multiplier a table hashes by until it reseeds
+/// ([`Short::reseed`]).
 const MUL: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// How far [`hash`] rotates a key's second word.
 const ROTATE: u32 = 29;
 
-/// A key's hash: one multiply, whose top bits (the ones a table indexes
-/// by) every key bit reaches. Fixed and weak: keys built to share it are
-/// met by the probe budget ([`super::Budget`]).
-///
-/// On x86-64 the multiply reads [`MUL`] from memory: given the constant,
-/// the compiler loaded it into a register (`movabs`) on every row of the
-/// scanner's loops, which have no register to keep it in, one instruction
-/// more per row (docs/PERFORMANCE.md, *The tables*).
+/// A key's hash under the odd multiplier `mul`: one multiply, whose top
+/// bits (the ones a table indexes by) every key bit reaches. Under the
+/// fixed [`MUL`] it is weak: keys built to share it, or its top bits, are
+/// met by the probe budget ([`super::Budget`]) and then by a multiplier
+/// the input cannot know ([`Short::reseed`]).
 #[inline(always)]
-pub(super) fn hash(a: u64, b: u64) -> u64 {
-    let x = a ^ b.rotate_left(ROTATE);
-    #[cfg(target_arch = "x86_64")]
-    {
-        static MULTIPLIER: u64 = MUL;
-        let h: u64;
-        // SAFETY: `imul` reads the 8 bytes of a static and writes only its
-        // register and the flags, which `asm!` assumes clobbered without
-        // `preserves_flags`; it touches no stack.
-        unsafe {
-            std::arch::asm!(
-                "imul {h}, qword ptr [rip + {m}]",
-                m = sym MULTIPLIER,
-                h = inout(reg) x => h,
-                options(pure, readonly, nostack),
-            );
-        }
-        h
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    x.wrapping_mul(MUL)
+pub(super) fn hash(a: u64, b: u64, mul: u64) -> u64 {
+    (a ^ b.rotate_left(ROTATE)).wrapping_mul(mul)
 }
 
 /// The first key word that makes a key whose second word is `b` hash to
-/// `hash`: the multiply has an inverse, and the XOR undoes itself. How
-/// [`super::flood`] builds names that share a hash.
+/// `hash` under [`MUL`]: the multiply has an inverse, and the XOR undoes
+/// itself. How [`super::flood`] builds names that share a hash.
 #[cfg(any(test, feature = "lab"))]
 pub(super) fn solve(b: u64, hash: u64) -> u64 {
     hash.wrapping_mul(crate::bits::inverse(MUL)) ^ b.rotate_left(ROTATE)
 }
 
-/// Home slot of a key: the top `64 - shift` bits of its hash.
-#[inline(always)]
-fn home(a: u64, b: u64, shift: u32) -> usize {
-    (hash(a, b) >> shift) as usize
+/// The hash of the key `a`, `b` in a table that has not reseeded: what
+/// names built against the source share ([`super::flood`]).
+#[cfg(any(test, feature = "lab"))]
+pub(super) fn fixed_hash(a: u64, b: u64) -> u64 {
+    hash(a, b, MUL)
+}
+
+/// An odd multiplier drawn from the operating system's randomness, other
+/// than [`MUL`]: a reseeded table's ([`Short::reseed`]).
+fn drawn() -> u64 {
+    loop {
+        let mul = super::keyed::random() | 1;
+        if mul != MUL {
+            return mul;
+        }
+    }
 }
 
 /// Where a key's walk from its home slot ends ([`Short::place`]).
@@ -226,6 +217,9 @@ pub(super) struct Short {
     /// `64 - log2(slots.len())`.
     pub shift: u32,
     len: usize,
+    /// The odd multiplier of its [`hash`]: [`MUL`], or one drawn at random
+    /// once the table has reseeded ([`Short::reseed`]).
+    pub mul: u64,
     /// Probe steps past home slots the table may still take.
     pub budget: Budget,
     /// Where the names held past the slot after their home are once the
@@ -240,6 +234,7 @@ impl Short {
         Short {
             slots: Slots::empty(n),
             shift: 64 - n.trailing_zeros(),
+            mul: MUL,
             len: 0,
             budget: Budget::new(),
             keyed: None,
@@ -250,16 +245,29 @@ impl Short {
         self.len + self.keyed.as_ref().map_or(0, Keyed::len)
     }
 
+    /// The home slot of the key `a`, `b`: the top `64 - shift` bits of its
+    /// hash.
+    #[inline(always)]
+    fn home(&self, a: u64, b: u64) -> usize {
+        (hash(a, b, self.mul) >> self.shift) as usize
+    }
+
+    /// Whether the table hashes by a drawn multiplier ([`Short::reseed`]).
+    pub(super) fn is_reseeded(&self) -> bool {
+        self.mul != MUL
+    }
+
     /// Whether the table has flooded: it holds names in a keyed table.
     pub(super) fn is_flooded(&self) -> bool {
         self.keyed.is_some()
     }
 
     /// An empty table for the rows to come when this one is set aside: as
-    /// many slots, and flooded if this one is, since its names would flood
-    /// it again.
+    /// many slots, under the same multiplier, and flooded if this one is,
+    /// since its names would flood it again.
     pub(super) fn emptied(&self) -> Short {
         let mut fresh = Short::with_slots(self.slots.len());
+        fresh.mul = self.mul;
         if let Some(keyed) = &self.keyed {
             fresh.budget = self.budget;
             fresh.keyed = Some(Keyed::with_capacity(keyed.len()));
@@ -276,14 +284,15 @@ impl Short {
 
     /// Walks from the home slot of the key `a`, `b` to the slot that holds
     /// it or the empty one where it goes, spending a probe step per slot
-    /// past the home slot; a table out of steps floods ([`Short::flood`]).
+    /// past the home slot; a table out of steps reseeds, or floods
+    /// ([`Short::flood`]).
     /// The hot loop's walk is [`Adder`](super::Adder)'s own.
     pub(super) fn place(&mut self, a: u64, b: u64) -> Walk {
         if self.is_flooded() {
             return Walk::Flooded;
         }
         let mask = self.slots.len() - 1;
-        let mut i = home(a, b, self.shift);
+        let mut i = self.home(a, b);
         loop {
             let t = &self.slots[i];
             if t.a == a && t.b == b {
@@ -293,8 +302,9 @@ impl Short {
                 return Walk::Free(i);
             }
             if self.budget.left == 0 {
+                // Reseeded, the table is walked afresh; flooded, not.
                 self.flood();
-                return Walk::Flooded;
+                return self.place(a, b);
             }
             self.budget.left -= 1;
             i = (i + 1) & mask;
@@ -323,7 +333,7 @@ impl Short {
     #[cfg(test)]
     pub(super) fn displaced(&self) -> usize {
         (self.slots.iter().enumerate())
-            .filter(|(i, s)| s.a | s.b != 0 && home(s.a, s.b, self.shift) != *i)
+            .filter(|(i, s)| s.a | s.b != 0 && self.home(s.a, s.b) != *i)
             .count()
     }
 
@@ -353,11 +363,11 @@ impl Short {
         }
     }
 
-    /// Adds `other`'s names and stats to this table. Both tables place a
-    /// name by the same hash, so walking `other`'s slots in order visits
-    /// this table's in order too (at the same place if both are the same
-    /// size, at a multiple or a fraction of it otherwise): both are read
-    /// from front to back, not at random. The caller keeps the counts'
+    /// Adds `other`'s names and stats to this table. Tables that have not
+    /// reseeded place a name by the same hash, so walking `other`'s slots in
+    /// order visits this table's in order too (at the same place if both
+    /// are the same size, at a multiple or a fraction of it otherwise):
+    /// both are read from front to back, not at random. The caller keeps the counts'
     /// sums from overflowing ([`super::Table::absorb`]).
     /// A flooded `other` is not folded here but set aside as a sorted run
     /// ([`super::Table::absorb`]); this table may flood while folding.
@@ -406,7 +416,7 @@ impl Short {
             }
             self.slots[j] = Slot::zeroed();
             loop {
-                let mut k = home(moving.a, moving.b, self.shift);
+                let mut k = self.home(moving.a, moving.b);
                 while is_placed(&placed, k) {
                     k = (k + 1) & (n - 1);
                     steps += 1;
@@ -539,11 +549,10 @@ mod tests {
             proptest::prop_assert_eq!(acceptable(a, b), super::super::acceptable(&name));
         }
 
-        /// The hash, an `imul` from memory on x86-64, is the multiply it
-        /// stands for, and `solve` undoes it.
+        /// `solve` undoes the fixed hash.
         #[test]
-        fn the_hash_is_its_multiply(a: u64, b: u64) {
-            let h = hash(a, b);
+        fn solve_undoes_the_fixed_hash(a: u64, b: u64) {
+            let h = fixed_hash(a, b);
             proptest::prop_assert_eq!(h, (a ^ b.rotate_left(ROTATE)).wrapping_mul(MUL));
             proptest::prop_assert_eq!(solve(b, h), a);
         }
@@ -600,7 +609,7 @@ mod tests {
     /// one more row of a name the table holds.
     fn row(t: &mut Short, name: &[u8], value: i16) {
         let (a, b) = key(name);
-        let mut i = home(a, b, t.shift);
+        let mut i = t.home(a, b);
         loop {
             let s = &mut t.slots[i];
             if s.a == a && s.b == b {
