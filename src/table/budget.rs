@@ -7,11 +7,13 @@ use crate::tuning::PROBE_ALLOWANCE;
 /// it has been given: [`PROBE_ALLOWANCE`] to start, and one per
 /// [`SHORT_PROBE_BYTES`] (the long table: [`LONG_PROBE_BYTES`]) of input
 /// announced since. (The short table's hot path also looks at the slot
-/// after home, unpaid: at most one step a row more.) Random names take far fewer (docs/PERFORMANCE.md, *The
-/// tables*); names built to share a hash take more with every name, and
-/// the table that runs out floods: its names move to a keyed table,
-/// whatever their hash. A table's probe steps are thus at most its
-/// allowance and a share of its input, however its names were chosen.
+/// after home, unpaid: at most one step a row more.) Random names take
+/// far fewer (docs/PERFORMANCE.md, *The tables*); names built to share a
+/// hash take more with every name, and the table that runs out reseeds
+/// (the short table, once, with a new allowance) or floods: its names move
+/// to a keyed table, whatever their hash. A table's probe steps are thus
+/// at most its allowances and a share of its input, however its names
+/// were chosen.
 #[derive(Clone, Copy)]
 pub(crate) struct Budget {
     pub(super) left: u64,

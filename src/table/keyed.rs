@@ -4,7 +4,8 @@
 //! The fast tables' hashes are fixed, and sets of names that share one are
 //! easy to build from the source; linear probing then walks the whole set
 //! for every row. A table that has spent its probe steps
-//! ([`Budget`](super::Budget)) moves its names here, and its rows follow:
+//! ([`Budget`](super::Budget)), the short table twice (it reseeds the
+//! first time), moves its names here, and its rows follow:
 //! names chosen without the seeds, which the input cannot know, collide
 //! here no more than random names do (docs/PERFORMANCE.md, *The tables*).
 

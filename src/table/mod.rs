@@ -20,10 +20,11 @@
 //!   sort over their slots (`short`'s private `radix` module);
 //! - the hashes are fixed, so names can be built to share one: every
 //!   probe step of a walk past a home slot is paid from a [`Budget`] that the input's
-//!   bytes earn, and a table that has spent it floods: for good, its names
-//!   go to a map under a random key (the private `keyed` module), the short
-//!   table's only those the hot loop would not find, past the slot after
-//!   their home.
+//!   bytes earn. The short table that has spent it reseeds once, its names
+//!   rehashed under a multiplier drawn at random; a table that spends it
+//!   again, or a long table, floods: for good, its names go to a map under
+//!   a random key (the private `keyed` module), the short table's only
+//!   those the hot loop would not find, past the slot after their home.
 //!
 //! The hot loop reaches the short table through an [`Adder`], which keeps
 //! the slot array's address and shape in registers across rows.
