@@ -273,7 +273,7 @@ def stats_table(text, head, row):
 
 def stats_run(text, source):
     """The figures of a scripts/stats.sh run, from the table it writes to
-    bench/results/DATE-stats.txt."""
+    bench/results/DATE-CPU-stats.txt."""
     header = STATS_HEADER.match(text)
     notes = header and STATS_NOTES.search(header.group("notes"))
     _, times = stats_table(text, STATS_TIME_HEAD, STATS_TIME_ROW)

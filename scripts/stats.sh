@@ -30,9 +30,10 @@
 # set, DuckDB at least 20x stats', at most 256 MiB with --stats median,p99
 # on the 10K set and 3x plain's peak on 10^6 names), after a header naming
 # the command, date and machine. The table is also written to
-# bench/results/<date>-stats.txt and the raw runs, data only, to
-# bench/results/<date>-stats-runs.txt (-stats-ROWS for another row count
-# than 1e8).
+# bench/results/<date>-<cpu>-stats.txt and the raw runs, data only, to
+# bench/results/<date>-<cpu>-stats-runs.txt, <cpu> naming the vendor,
+# family and model (amd-f25m1); -stats-ROWS for another row count than
+# 1e8.
 #
 # Options:
 #   --check   no timing: small files in a temporary directory (one row,
@@ -705,6 +706,10 @@ done
 
 cpu() { lscpu | sed -n "s/^$1: *//p" | head -n 1; }
 date=$(date +%F)
+# The CPU in the file names, so that runs on two machines on one date do
+# not overwrite each other: vendor, family and model (amd-f25m1).
+vendor=$(cpu 'Vendor ID' | sed 's/AuthenticAMD/amd/; s/GenuineIntel/intel/' | tr -cd 'a-zA-Z0-9')
+tag=${vendor:-cpu}-f$(cpu 'CPU family')m$(cpu Model)
 suffix=
 [ "$rows" = 1e8 ] || suffix=-$rows
 size() { numfmt --to=iec-i --suffix=B --format=%.1f "$(stat -c %s "$1")"; }
@@ -720,4 +725,4 @@ size() { numfmt --to=iec-i --suffix=B --format=%.1f "$(stat -c %s "$1")"; }
     header="# \`brc generate --rows N --keys K --seed 1\`: 413 and 10k $rows rows ($(size "${files[413]}"), $(size "${files[10k]}")), 1M $rows_1m rows ($(size "${files[1M]}")); 2 threads each" \
     header="# $pairs pairs plain/stats, $slow_pairs stats/DuckDB, each after $warmup warm-up run(s) of both, a $pause s pause after every run" \
     versions="$("$BRC" --version), duckdb $("$python" -c 'import duckdb; print(duckdb.__version__)')" \
-    table_file="bench/results/$date-stats$suffix.txt" runs_file="bench/results/$date-stats$suffix-runs.txt"
+    table_file="bench/results/$date-$tag-stats$suffix.txt" runs_file="bench/results/$date-$tag-stats$suffix-runs.txt"

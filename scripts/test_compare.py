@@ -98,7 +98,7 @@ duckdb 2.0.1 polars 2.1.0 datamash 1.7 miller 6.6.0
 """
 
 
-#: scripts/stats.sh's table, as it writes it to bench/results/DATE-stats.txt.
+#: scripts/stats.sh's table, as it writes it to bench/results/DATE-CPU-stats.txt.
 STATS_RUN = """\
 # scripts/stats.sh (BRC=target/release/brc at 7f1c779, PYTHON=/tmp/venv/bin/python)
 # 2026-11-29, Model name: Intel(R) Xeon(R) Processor, family 6 model 207, 2 vCPUs; load average before: 1.00

@@ -171,8 +171,9 @@ class StatsSh(unittest.TestCase):
                      "<= 2.0x plain: ", ">= 20x stats: ", "<= 256 MiB: ", "<= 3x plain: "):
             self.assertIn(line, out)
         results = sorted(os.listdir(os.path.join(repo, "bench", "results")))
-        self.assertEqual([re.sub(r"^\d{4}-\d\d-\d\d", "DATE", r) for r in results],
-                         ["DATE-stats-3000-runs.txt", "DATE-stats-3000.txt"])
+        # Named by date and CPU, so that two machines' runs of a day are both kept.
+        self.assertEqual([re.sub(r"^\d{4}-\d\d-\d\d-[a-z0-9]+-f\d+m\d+-", "DATE-CPU-", r) for r in results],
+                         ["DATE-CPU-stats-3000-runs.txt", "DATE-CPU-stats-3000.txt"])
         with open(os.path.join(repo, "bench", "results", results[1]), encoding="utf-8") as f:
             self.assertEqual(f.read(), out)
         with open(os.path.join(repo, "bench", "results", results[0]), encoding="utf-8") as f:
