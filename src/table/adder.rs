@@ -185,7 +185,7 @@ impl Adder<'_> {
         // change its size). The adder holds the table's only borrow.
         // SAFETY: as above: the shape is the array's, nothing else's.
         let found = unsafe { self.shape.add_if_near(at, a, b, total) };
-        found || self.add_past_home(a, b, total)
+        found || self.add_past_home(hash, a, b, total)
     }
 
     /// Whether the short or the long table has flooded: its rows go to a
@@ -240,19 +240,27 @@ impl Adder<'_> {
     /// [`short::total`]: a key past its home slot and the next, or new, or in a
     /// flooded table's keyed table.
     pub(crate) fn add_short_past(&mut self, a: u64, b: u64, total: i64) -> bool {
-        self.add_past_home(a, b, total)
+        self.add_past_home(self.shape.hash(a, b), a, b, total)
     }
 
     /// [`Adder::add_short_hashed`] for a key in neither its home slot nor
-    /// the next: it is further on, or new, or in the keyed table of a
-    /// flooded table. Out of line: inlined, the walk and its probe budget
-    /// took registers that the scanner's loop then reloaded on every row
-    /// (docs/PERFORMANCE.md, *The tables*).
+    /// the next by `hash`: it is further on, or new, or in the keyed table
+    /// of a flooded table, or `hash` was taken before the table reseeded,
+    /// and the slots it gave are no longer the key's. Out of line: inlined,
+    /// the walk and its probe budget took registers that the scanner's loop
+    /// then reloaded on every row (docs/PERFORMANCE.md, *The tables*).
     #[inline(never)]
-    fn add_past_home(&mut self, a: u64, b: u64, total: i64) -> bool {
+    fn add_past_home(&mut self, hash: u64, a: u64, b: u64, total: i64) -> bool {
+        let now = self.shape.hash(a, b);
+        // A flooded table's keyed map holds no name its hot loop would
+        // find: the slots the hash gives now are looked at first.
+        // SAFETY: as in `add_short_hashed`.
+        if now != hash && unsafe { self.shape.add_if_near(self.shape.home(now), a, b, total) } {
+            return true;
+        }
         match self.table.short.is_flooded() {
             true => self.add_keyed(a, b, total),
-            false => self.walk(a, b, total),
+            false => self.walk(now, a, b, total),
         }
     }
 
@@ -270,12 +278,13 @@ impl Adder<'_> {
     }
 
     /// [`Adder::add_past_home`] for a table that has not flooded: walks
-    /// from the key's home slot. Out of line: where the compiler merged it
-    /// into its caller, every row of a flooded table paid for the walk's
-    /// saved registers on its way to the keyed map.
+    /// from the home slot of the key, whose hash is `hash`. Out of line:
+    /// where the compiler merged it into its caller, every row of a flooded
+    /// table paid for the walk's saved registers on its way to the keyed
+    /// map.
     #[inline(never)]
-    fn walk(&mut self, a: u64, b: u64, total: i64) -> bool {
-        let mut at = self.shape.home(self.shape.hash(a, b));
+    fn walk(&mut self, hash: u64, a: u64, b: u64, total: i64) -> bool {
+        let mut at = self.shape.home(hash);
         loop {
             // SAFETY: as in `Shape::add_if_near`, the shape being the
             // adder's (see `add_short_hashed`).
@@ -300,7 +309,7 @@ impl Adder<'_> {
             if short.budget.left == 0 {
                 short.flood();
                 self.load();
-                return self.add_past_home(a, b, total);
+                return self.add_past_home(hash, a, b, total);
             }
             short.budget.left -= 1;
             at = (at + std::mem::size_of::<short::Slot>()) & self.shape.mask;

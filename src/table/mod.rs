@@ -601,6 +601,32 @@ mod tests {
     }
 
     #[test]
+    fn a_hash_taken_before_the_table_reseeds_and_floods_still_finds_its_name() {
+        // The batched feed hashes rows a batch ahead (`Adder::hash`), and
+        // the table may reseed, and flood, before it adds them: the names
+        // it holds are found where the drawn multiplier put them, not
+        // taken for new ones.
+        let held = flood::random(12, 1_000, 1);
+        let mut t = Table::default();
+        let mut want = HashMap::new();
+        add_rows(&mut t, &mut want, &held, 1);
+        let mut adder = t.adder(1 << 20);
+        let keys: Vec<(u64, u64)> = held.iter().map(|n| short::key(n.as_bytes())).collect();
+        let hashes: Vec<u64> = keys.iter().map(|&(a, b)| adder.hash(a, b)).collect();
+        for name in flood::colliding(15, 2_000, 3) {
+            assert!(adder.add(name.as_bytes(), 1));
+            expect(&mut want, name.as_bytes(), 1);
+        }
+        assert!(adder.is_flooded());
+        for ((&(a, b), &hash), name) in keys.iter().zip(&hashes).zip(&held) {
+            assert!(adder.add_short_hashed(hash, a, b, 2));
+            expect(&mut want, name.as_bytes(), 2);
+        }
+        assert!(t.short.is_reseeded());
+        assert_eq!(sorted_map(t), want);
+    }
+
+    #[test]
     fn reseeded_tables_fold_into_reseeded_and_plain_ones() {
         // Tables of random names, two of them reseeded by clusters of
         // names sharing the top bits of the fixed hash, each under a
