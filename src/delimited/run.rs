@@ -169,6 +169,9 @@ impl Run<'_> {
             Held::Slice(_) => None,
         };
         let located = |f: CellFault| Error::Delimited(f.locate(bytes, b.lo, 0));
+        // The window's bytes, its header's too, count once it is read, as
+        // a text input's do.
+        let window = b.window.start.min(bytes.len())..b.window.end.min(bytes.len());
         let result = self
             .header(bytes, b.lo)
             .map_err(located)
@@ -190,8 +193,6 @@ impl Run<'_> {
                     }
                 };
                 let (mut table, fault) = self.chunks(bytes, first, until, &layout, &read);
-                self.consumed
-                    .fetch_add((until - from) as u64, Ordering::Relaxed);
                 match fault {
                     Some(f) => Err(located(f)),
                     None => {
@@ -200,6 +201,7 @@ impl Run<'_> {
                     }
                 }
             });
+        (self.consumed).fetch_add(window.len() as u64, Ordering::Relaxed);
         if guard.as_ref().is_some_and(shrink::Guard::shrank) {
             return Err(shrink::shrank().into());
         }

@@ -350,6 +350,41 @@ mod tests {
     }
 
     #[test]
+    fn a_mapped_delimited_file_counts_every_byte_once() {
+        // Its header's bytes too, on any number of threads and in any
+        // shard: the progress bar ends at the file's size.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.csv");
+        let mut text = b"site,reading\n".to_vec();
+        text.extend(b"Oslo,1.5\nLima,-2\n".repeat(50_000));
+        std::fs::write(&path, &text).unwrap();
+        let csv = crate::delimited::Dialect::csv(
+            vec![crate::delimited::Column::Position(1)],
+            crate::delimited::Column::Position(2),
+        );
+        for (threads, shards) in [(1, 1), (2, 1), (2, 3)] {
+            let options = Options {
+                threads,
+                chunk_size: 64 << 10,
+            };
+            let mut counted = 0;
+            for k in 1..=shards {
+                let inputs = Inputs::new([Source::File(path.clone())])
+                    .delimited(csv.clone())
+                    .shard(Shard::new(k, shards).unwrap());
+                let consumed = inputs.consumed();
+                inputs.aggregate(Engine::Fast, &options).unwrap();
+                counted += consumed.load(std::sync::atomic::Ordering::Relaxed);
+            }
+            assert_eq!(
+                counted,
+                text.len() as u64,
+                "{threads} threads, {shards} shards"
+            );
+        }
+    }
+
+    #[test]
     fn a_file_that_shrinks_once_mapped_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.txt");
