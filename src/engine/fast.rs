@@ -275,12 +275,13 @@ mod tests {
     use crate::{aggregate, Engine, Options};
 
     /// Feeds `input` to an engine as one chunk, checking its result
-    /// against `naive`'s; its probe steps past home slots, and whether its
-    /// table flooded.
-    fn feed_and_check<const SWAR: bool>(input: &[u8]) -> (u64, bool) {
+    /// against `naive`'s; its probe steps past home slots, whether its
+    /// table flooded, and whether it reseeded.
+    fn feed_and_check<const SWAR: bool>(input: &[u8]) -> (u64, bool, bool) {
         let mut engine = HandWritten::<SWAR>::default();
         engine.feed(input, 0).expect("valid input");
-        let steps = (engine.table.probe_steps(), engine.table.is_flooded());
+        let table = &engine.table;
+        let steps = (table.probe_steps(), table.is_flooded(), table.is_reseeded());
         let got = Summary::from_entries(engine.into_sorted(), None).expect("valid names");
         let options = Options {
             threads: 1,
@@ -300,7 +301,7 @@ mod tests {
         for len in [15, 20, 63, 100] {
             let names = flood::colliding(len, 3_000, len as u64);
             let input = flood::rows(&names, 3, 1);
-            let (steps, flooded) = feed_and_check::<SWAR>(&input);
+            let (steps, flooded, _) = feed_and_check::<SWAR>(&input);
             assert!(steps <= input.len() as u64, "{len} bytes: {steps} steps");
             assert!(flooded, "{len} bytes");
         }
@@ -381,11 +382,20 @@ mod tests {
     #[test]
     fn a_big_table_reseeded_mid_stretch_keeps_every_row() {
         // As above, with clusters of names sharing the top 20 bits of the
-        // fixed hash: the table reseeds within a batch whose hashes were
-        // taken under the fixed multiplier, and does not flood.
+        // fixed hash, met again and again, so that their rows past the
+        // slot after their home spend the probe steps: the table, big
+        // enough for the batched feed (its names kept, not handed over),
+        // reseeds within a batch whose hashes were taken under the fixed
+        // multiplier, and does not flood.
+        crate::tuning::set_hand_off_names(1 << 22);
         let mut input = flood::rows(&flood::random(12, 100_000, 1), 1, 2);
-        input.extend(flood::rows(&flood::clustered(15, 300, 11, 20, 3), 2, 4));
-        assert!(!feed_and_check::<false>(&input).1);
-        assert!(!feed_and_check::<true>(&input).1);
+        input.extend(flood::rows(&flood::clustered(15, 1_000, 11, 20, 3), 6, 4));
+        for (_, flooded, reseeded) in [
+            feed_and_check::<false>(&input),
+            feed_and_check::<true>(&input),
+        ] {
+            assert!(reseeded && !flooded);
+        }
+        crate::tuning::set_hand_off_names(0);
     }
 }

@@ -74,9 +74,9 @@ pub trait Accumulator: Default + Send {
     /// Whether [`Accumulator::absorb`] folds one accumulator into another
     /// more cheaply than both can be sorted and merged, so that a run's
     /// threads fold their accumulators into one and sort once. The fast
-    /// engines' tables do: both place a name by the same hash, so one is
-    /// walked in slot order into the other, and their radix sort is the
-    /// costly part. A fold that probed the other table at random, followed
+    /// engines' tables do: both place a name by the same hash (unless one
+    /// has reseeded), so one is walked in slot order into the other, and
+    /// their radix sort is the costly part. A fold that probed the other table at random, followed
     /// by a comparison sort, cost more than the two sorts
     /// (docs/PERFORMANCE.md, *The tables*); `chunked` keeps those sorts.
     /// `keeping` folds for its memory: each of the other thread's

@@ -1,5 +1,5 @@
 //! The probe budget: how many steps past home slots a table may still
-//! take before it floods (docs/PERFORMANCE.md, *The tables*).
+//! take before it reseeds or floods (docs/PERFORMANCE.md, *The tables*).
 
 use crate::tuning::PROBE_ALLOWANCE;
 
@@ -10,10 +10,10 @@ use crate::tuning::PROBE_ALLOWANCE;
 /// after home, unpaid: at most one step a row more.) Random names take
 /// far fewer (docs/PERFORMANCE.md, *The tables*); names built to share a
 /// hash take more with every name, and the table that runs out reseeds
-/// (the short table, once, with a new allowance) or floods: its names move
-/// to a keyed table, whatever their hash. A table's probe steps are thus
-/// at most its allowances and a share of its input, however its names
-/// were chosen.
+/// (the short table, once, with a new allowance and two steps a name for
+/// moving its names) or floods: its names move to a keyed table, whatever
+/// their hash. A table's probe steps are thus at most its allowances and a
+/// share of its input, however its names were chosen.
 #[derive(Clone, Copy)]
 pub(crate) struct Budget {
     pub(super) left: u64,
@@ -38,9 +38,14 @@ impl Budget {
     /// Credits the steps that `bytes` more bytes of input earn, one per
     /// `per_step`, unless the table has flooded.
     pub(super) fn credit(&mut self, bytes: u64, per_step: u64) {
+        self.grant(bytes / per_step);
+    }
+
+    /// Gives `steps` more, unless the table has flooded.
+    pub(super) fn grant(&mut self, steps: u64) {
         if !self.flooded {
-            self.left += bytes / per_step;
-            self.given += bytes / per_step;
+            self.left += steps;
+            self.given += steps;
         }
     }
 

@@ -1,9 +1,10 @@
 //! Where a flooded table's names go: a map whose hash is keyed by random
 //! seeds, drawn from the operating system's randomness for each run.
 //!
-//! The fast tables' hashes are fixed, and sets of names that share one are
-//! easy to build from the source; linear probing then walks the whole set
-//! for every row. A table that has spent its probe steps
+//! The fast tables' hashes start fixed, and sets of names that share one
+//! are easy to build from the source; linear probing then walks the whole
+//! set for every row. A short table reseeds once under a drawn multiplier,
+//! which names sharing the whole multiplied word defeat too. A table that has spent its probe steps
 //! ([`Budget`](super::Budget)), the short table twice (it reseeds the
 //! first time), moves its names here, and its rows follow:
 //! names chosen without the seeds, which the input cannot know, collide

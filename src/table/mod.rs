@@ -193,6 +193,12 @@ impl Table {
         self.short.is_flooded() || self.long.is_flooded()
     }
 
+    /// Whether the short table has reseeded.
+    #[cfg(test)]
+    pub(crate) fn is_reseeded(&self) -> bool {
+        self.short.is_reseeded()
+    }
+
     /// Adds one row of a name of any length (up to 100 bytes, no `;`).
     /// Returns `false`, adding nothing, for a name that is empty, holds a
     /// `\n` or is not UTF-8.

@@ -69,16 +69,19 @@ impl Short {
     }
 
     /// Moves every name to a table of as many slots hashing by a multiplier
-    /// drawn at random, with a new allowance of probe steps. Names built to
-    /// share the fixed hash, or only its top bits, spread under a drawn
-    /// multiplier as random names do, the input not knowing it, and their
-    /// rows stay in the hot loop. Names that share the whole word the hash
-    /// multiplies share every multiplier's hash: they spend the new
-    /// steps, moves included, and the table floods.
+    /// drawn at random, with a new allowance of probe steps and two more a
+    /// name for the moves: random names, at most half filling the slots,
+    /// take fewer than one each. Names built to share the fixed hash, or
+    /// only its top bits, spread under a drawn multiplier as random names
+    /// do, the input not knowing it, and their rows stay in the hot loop.
+    /// Names that share the whole word the hash multiplies share every
+    /// multiplier's hash: they spend the new steps, moves included, and the
+    /// table floods.
     fn reseed(&mut self) {
         let mut fresh = Short::with_slots(self.slots.len());
         fresh.mul = super::drawn();
         fresh.budget.join(self.budget);
+        fresh.budget.grant(2 * self.len as u64);
         fresh.absorb(self);
         *self = fresh;
     }

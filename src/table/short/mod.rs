@@ -370,7 +370,8 @@ impl Short {
     /// both are read from front to back, not at random. The caller keeps the counts'
     /// sums from overflowing ([`super::Table::absorb`]).
     /// A flooded `other` is not folded here but set aside as a sorted run
-    /// ([`super::Table::absorb`]); this table may flood while folding.
+    /// ([`super::Table::absorb`]); this table may reseed or flood while
+    /// folding.
     pub(super) fn absorb(&mut self, other: &Short) {
         debug_assert!(!other.is_flooded());
         for s in other.slots.iter().filter(|s| s.a | s.b != 0) {
