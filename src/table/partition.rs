@@ -15,13 +15,15 @@
 //! Arena and index are anonymous mappings, so that a partition taken out
 //! gives its memory back at once.
 //!
-//! Partitions split the names by their first 8 bytes, at splitters drawn
-//! from the first names handed over: every name of one partition sorts
-//! before every name of the next, so the sorted partitions, one after the
-//! other, are the sorted result, and each partition's memory is given back
-//! as its names are taken out. Names sharing their first 8 bytes share a
-//! partition: a skewed set makes fewer, bigger partitions, never a wrong
-//! order.
+//! Partitions split the names at splitters, names drawn from the first
+//! ones handed over: every name of one partition sorts before every name of
+//! the next, so the sorted partitions, one after the other, are the sorted
+//! result, and each partition's memory is given back as its names are
+//! taken out. A name is placed by its first 8 bytes against the splitters'
+//! and, where those are a splitter's, by its whole bytes: names sharing a
+//! long prefix (`station 0000001`, `station 0000002`…) spread over the
+//! partitions as others do, where one partition holding them all made the
+//! run hold every name twice while it was taken out.
 
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,9 +42,9 @@ use crate::tuning::{hand_off_names, PARTITIONS};
 /// The partitions of one run, shared by its threads.
 pub struct Partitions {
     parts: Vec<Mutex<Partition>>,
-    /// Partition `k` holds the names whose [`prefix`] has `k` splitters at
-    /// or below it. Set by the first hand-over.
-    splitters: OnceLock<Vec<u64>>,
+    /// Partition `k` holds the names that have `k` splitters at or below
+    /// them. Set by the first hand-over.
+    splitters: OnceLock<Splitters>,
     key: SeedableRandomState,
     /// Names a thread's table may hold before it hands them over.
     bound: usize,
@@ -217,6 +219,31 @@ fn prefix(name: &[u8]) -> u64 {
     u64::from_be_bytes(bytes)
 }
 
+/// The names partitions are split at, in order, and their [`prefix`]es.
+#[derive(Clone)]
+struct Splitters {
+    prefixes: Vec<u64>,
+    names: Vec<Box<[u8]>>,
+}
+
+impl Splitters {
+    /// The number of splitters at or below `name`, whose prefix is
+    /// `prefix`: its partition. The prefixes decide unless some are equal
+    /// to the name's (prefixes keep the names' order), and only then are
+    /// whole names compared, among those splitters: a search whose every
+    /// step could compare names branches at each step, for every name
+    /// handed over, where one over the prefixes needs no branch but its
+    /// loop's.
+    fn partition(&self, prefix: u64, name: &[u8]) -> usize {
+        let above = self.prefixes.partition_point(|&p| p <= prefix);
+        if above == 0 || self.prefixes[above - 1] != prefix {
+            return above;
+        }
+        let equal = self.prefixes.partition_point(|&p| p < prefix);
+        equal + self.names[equal..above].partition_point(|s| **s <= *name)
+    }
+}
+
 fn lock(part: &Mutex<Partition>) -> MutexGuard<'_, Partition> {
     part.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -270,7 +297,7 @@ impl Partitions {
         for i in 0..staging.staged.len() {
             let name = staging.name(&staging.staged[i]);
             let (hash, key) = (self.key.hash_one(name), prefix(name));
-            let part = splitters.partition_point(|&s| s <= key);
+            let part = splitters.partition(key, name);
             counts[part + 1] += 1;
             let s = &mut staging.staged[i];
             (s.hash, s.part) = (hash, part as u16);
@@ -304,13 +331,15 @@ impl Partitions {
 
     /// Splitters that cut the names staged into partitions of about equal
     /// numbers of names.
-    fn split(&self, staging: &Staging) -> Vec<u64> {
-        let mut keys: Vec<u64> = (staging.staged.iter())
-            .map(|s| prefix(staging.name(s)))
-            .collect();
-        keys.sort_unstable();
+    fn split(&self, staging: &Staging) -> Splitters {
+        let mut names: Vec<&[u8]> = (staging.staged.iter()).map(|s| staging.name(s)).collect();
+        names.sort_unstable();
         let n = self.parts.len();
-        (1..n).map(|k| keys[k * keys.len() / n]).collect()
+        let names: Vec<Box<[u8]>> = (1..n).map(|k| names[k * names.len() / n].into()).collect();
+        Splitters {
+            prefixes: names.iter().map(|name| prefix(name)).collect(),
+            names,
+        }
     }
 
     /// Takes every name out, with its stats, sorted by the name's bytes;
@@ -585,7 +614,7 @@ mod tests {
     }
 
     #[test]
-    fn splitters_cut_the_first_names_into_even_partitions() {
+    fn splitters_cut_the_first_names_into_even_partitions_whatever_they_share() {
         let parts = Partitions::default();
         let mut staging = Staging::default();
         for k in 0..PARTITIONS * 100 {
@@ -597,6 +626,29 @@ mod tests {
         parts.hand_off(&mut staging);
         let sizes: Vec<usize> = parts.parts.iter().map(|p| lock(p).len).collect();
         assert!(sizes.iter().all(|&n| (90..=110).contains(&n)), "{sizes:?}");
+        // Names sharing their first 8 bytes and more spread as evenly, and
+        // come out in order.
+        let parts = Partitions::default();
+        let mut rows = Vec::new();
+        for round in 0..2 {
+            for k in 0..PARTITIONS * 100 {
+                let name = format!("station {:07} é", k * 7919 % 100_000).into_bytes();
+                staging.push(&name, Stats::new(round));
+                rows.push((name, round as i16));
+            }
+            parts.hand_off(&mut staging);
+        }
+        let sizes: Vec<usize> = parts.parts.iter().map(|p| lock(p).len).collect();
+        assert!(sizes.iter().all(|&n| (90..=110).contains(&n)), "{sizes:?}");
+        assert_takes_out(&parts, rows.into_iter());
+        // A name's partition is the number of splitters at or below it,
+        // splitters sharing its prefix or not.
+        let splitters = parts.splitters.get().unwrap();
+        for k in 0..3_000 {
+            let name = [name(k), format!("station {k:07}").into_bytes()][k % 2].clone();
+            let want = splitters.names.iter().filter(|s| ***s <= *name).count();
+            assert_eq!(splitters.partition(prefix(&name), &name), want, "{name:?}");
+        }
         // Prefixes keep the names' order.
         assert!(prefix(b"ab") <= prefix(b"ab\0"));
         assert!(prefix(b"ab") < prefix(b"abc"));
