@@ -9,7 +9,12 @@
 #       scripts/compare.sh makes for its slow tools);
 #   bench/data/long-names-ROWS.txt         every name padded to 60-100 bytes;
 #   bench/data/keys-1m-ROWS.txt            names `st<N>`, N = row * 7919 mod
-#       1000003: about a million distinct names, each met every 10^6 rows.
+#       1000003: about a million distinct names, each met every 10^6 rows;
+#   bench/data/names100-ROWS.txt           the same N in names of 100 bytes,
+#       starting with 8 hex digits of a hash of N (the many-names memory
+#       figures: ROWS 1e6 makes 10^6 names);
+#   bench/data/names100-shared-ROWS.txt    the same, every name starting
+#       `station <N> `: 16 bytes shared up to N's digits.
 #
 # Each file is then dropped from the page cache and read once, as
 # scripts/compare.sh does, so that runs start from the same state. Compare
@@ -37,6 +42,8 @@ mkdir -p bench/data
 base=bench/data/measurements-10k-$rows.txt
 long=bench/data/long-names-$rows.txt
 keys=bench/data/keys-1m-$rows.txt
+names=bench/data/names100-$rows.txt
+shared=bench/data/names100-shared-$rows.txt
 
 if [ ! -s "$base" ]; then
     echo "== generating $base"
@@ -56,11 +63,29 @@ echo "== $keys"
 LC_ALL=C awk -F';' '{ print "st" ((NR * 7919) % 1000003) ";" $2 }' "$base" >"$keys.tmp"
 mv "$keys.tmp" "$keys"
 
+# 100-byte names: a head (hashed, or shared), N, padding.
+hundred() {
+    LC_ALL=C awk -F';' -v shared="$1" '
+        BEGIN { pad = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789ABCDEF" }
+        {
+            k = (NR * 7919) % 1000003
+            head = shared ? sprintf("station %07d ", k) : sprintf("%08x %07d ", (k * 2654435761) % 4294967296, k)
+            print head substr(pad, 1 + k % 13, 100 - length(head)) ";" $2
+        }
+    ' "$base"
+}
+echo "== $names"
+hundred 0 >"$names.tmp"
+mv "$names.tmp" "$names"
+echo "== $shared"
+hundred 1 >"$shared.tmp"
+mv "$shared.tmp" "$shared"
+
 echo "== reading the files into the page cache, fresh"
-for file in "$base" "$long" "$keys"; do
+for file in "$base" "$long" "$keys" "$names" "$shared"; do
     sync "$file"
     dd if="$file" iflag=nocache count=0 status=none ||
         echo "warning: could not drop $file from the page cache" >&2
     cat "$file" >/dev/null
 done
-ls -l "$base" "$long" "$keys"
+ls -l "$base" "$long" "$keys" "$names" "$shared"
