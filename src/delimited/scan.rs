@@ -8,8 +8,9 @@
 //! inside quoted cells are dropped from the first mask. What remains, with
 //! every quote, are the *events* a row is parsed from: a few per row,
 //! where a byte-by-byte parser looks at every byte. The masks are built
-//! with SSE2 (every x86-64 CPU has it) or, elsewhere, byte by byte; both
-//! are tested against each other ([`Masks`]).
+//! with AVX-512 BW or AVX2 where the CPU has it, SSE2 (every x86-64 CPU
+//! has it) or, elsewhere, byte by byte; all are tested against each other
+//! ([`Masks`]).
 
 /// How a block's masks are built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,6 +20,11 @@ pub enum Masks {
     /// 16 bytes at a time with SSE2.
     #[cfg(target_arch = "x86_64")]
     Sse2,
+    /// 32 bytes at a time with AVX2, and the bytes inside quotes by one
+    /// carry-less multiply (PCLMULQDQ); only where the CPU has both
+    /// ([`Masks::best`] checks).
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
     /// 64 bytes at a time with AVX-512 (BW), whose compares give the mask
     /// itself; only where the CPU has it ([`Masks::best`] checks).
     #[cfg(target_arch = "x86_64")]
@@ -27,19 +33,25 @@ pub enum Masks {
 
 impl Masks {
     /// The fastest this CPU has, unless the environment variable
-    /// `BRC_CSV_SCAN` is `bytes` or `sse2`, which forces that one (for
-    /// tests and measurements of the whole program).
+    /// `BRC_CSV_SCAN` is `bytes`, `sse2` or `avx2` (where the CPU has
+    /// it), which forces that one (for tests and measurements of the whole
+    /// program).
     pub fn best() -> Masks {
         match std::env::var_os("BRC_CSV_SCAN") {
             Some(v) if v == "bytes" => return Masks::Bytes,
             #[cfg(target_arch = "x86_64")]
             Some(v) if v == "sse2" => return Masks::Sse2,
+            #[cfg(target_arch = "x86_64")]
+            Some(v) if v == "avx2" && has_avx2() => return Masks::Avx2,
             _ => {}
         }
         #[cfg(target_arch = "x86_64")]
-        return match std::arch::is_x86_feature_detected!("avx512bw") {
-            true => Masks::Avx512,
-            false => Masks::Sse2,
+        return if std::arch::is_x86_feature_detected!("avx512bw") {
+            Masks::Avx512
+        } else if has_avx2() {
+            Masks::Avx2
+        } else {
+            Masks::Sse2
         };
         #[cfg(not(target_arch = "x86_64"))]
         return Masks::Bytes;
@@ -53,6 +65,9 @@ impl Masks {
         #[cfg(target_arch = "x86_64")]
         {
             all.push(Masks::Sse2);
+            if has_avx2() {
+                all.push(Masks::Avx2);
+            }
             if std::arch::is_x86_feature_detected!("avx512bw") {
                 all.push(Masks::Avx512);
             }
@@ -78,6 +93,10 @@ impl Masks {
             // SAFETY: SSE2 is part of x86-64 itself: every CPU this code
             // runs on has it.
             Masks::Sse2 => unsafe { sse2(block, delimiter) },
+            // SAFETY: `Avx2` is only chosen where the CPU has AVX2
+            // (`best` and `all` check it at run time).
+            #[cfg(target_arch = "x86_64")]
+            Masks::Avx2 => unsafe { avx2(block, delimiter) },
             // SAFETY: `Avx512` is only chosen where the CPU has AVX-512 BW
             // (`best` and `all` check it at run time).
             #[cfg(target_arch = "x86_64")]
@@ -109,6 +128,35 @@ fn sse2(block: &[u8; 64], delimiter: u8) -> (u64, u64, u64) {
     (delimiters | lines, lines, quotes)
 }
 
+/// Whether the CPU has AVX2 and PCLMULQDQ, which [`Masks::Avx2`] uses.
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("pclmulqdq")
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn avx2(block: &[u8; 64], delimiter: u8) -> (u64, u64, u64) {
+    use std::arch::x86_64::*;
+    let (d, n, q) = (
+        _mm256_set1_epi8(delimiter as i8),
+        _mm256_set1_epi8(b'\n' as i8),
+        _mm256_set1_epi8(b'"' as i8),
+    );
+    let (mut delimiters, mut lines, mut quotes) = (0u64, 0u64, 0u64);
+    for k in 0..2 {
+        // SAFETY: `block` holds 64 bytes, so its bytes 32k..32k+32 are in
+        // bounds for k < 2; the load is unaligned.
+        let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * k).cast()) };
+        let mask = |c| u64::from(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, c)) as u32) << (32 * k);
+        delimiters |= mask(d);
+        lines |= mask(n);
+        quotes |= mask(q);
+    }
+    (delimiters | lines, lines, quotes)
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512bw")]
 #[inline]
@@ -120,6 +168,33 @@ fn avx512(block: &[u8; 64], delimiter: u8) -> (u64, u64, u64) {
     let lines = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\n' as i8));
     let quotes = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8));
     (delimiters | lines, lines, quotes)
+}
+
+impl Masks {
+    /// The bits of a block inside quotes, given its `quotes` (see
+    /// [`prefix_xor`]): one carry-less multiply by all ones where the
+    /// tier has it.
+    #[inline]
+    fn inside(self, quotes: u64) -> u64 {
+        match self {
+            // SAFETY: `Avx2` is only chosen where the CPU has PCLMULQDQ
+            // (`has_avx2`).
+            #[cfg(target_arch = "x86_64")]
+            Masks::Avx2 => unsafe { clmul_prefix_xor(quotes) },
+            _ => prefix_xor(quotes),
+        }
+    }
+}
+
+/// [`prefix_xor`] by a carry-less multiply by all ones: bit `i` of the
+/// product is the XOR of bits `0..=i` of `x`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "pclmulqdq")]
+#[inline]
+fn clmul_prefix_xor(x: u64) -> u64 {
+    use std::arch::x86_64::*;
+    let product = _mm_clmulepi64_si128::<0>(_mm_cvtsi64_si128(x as i64), _mm_set1_epi8(-1));
+    _mm_cvtsi128_si64(product) as u64
 }
 
 /// Each bit set where an odd number of `quotes`' bits are at or below it.
@@ -181,7 +256,7 @@ impl<'a> Events<'a> {
                 self.masks.of(&block, self.delimiter)
             }
         };
-        let mut inside = prefix_xor(quotes);
+        let mut inside = self.masks.inside(quotes);
         if self.inside {
             inside = !inside;
         }
@@ -428,7 +503,7 @@ pub(super) fn window_row(
 ) -> Option<usize> {
     let block = bytes.get(at..)?.first_chunk::<64>()?;
     let (ends, lines, quotes) = masks.of(block, delimiter);
-    let inside = prefix_xor(quotes);
+    let inside = masks.inside(quotes);
     let line = lines & !inside;
     if line == 0 {
         return None;
@@ -556,6 +631,17 @@ mod tests {
                 }
                 Some(Err(f)) => return Err(f),
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Every tier's bits inside quotes are the prefix XOR's.
+        #[test]
+        fn every_tier_finds_the_bits_inside_quotes(quotes: u64) {
+            for masks in all() {
+                proptest::prop_assert_eq!(masks.inside(quotes), prefix_xor(quotes), "{:?}", masks);
+            }
+            proptest::prop_assert_eq!(prefix_xor(quotes) >> 63, u64::from(quotes.count_ones() % 2));
         }
     }
 
