@@ -9,6 +9,7 @@
 //! over threads.
 
 pub(crate) mod decimal;
+pub(crate) mod masks;
 pub(crate) mod run;
 pub(crate) mod scan;
 pub(crate) mod table;

@@ -16,7 +16,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use super::scan::{guess_row_start, row_start_after, Masks, Rows};
+use super::masks::Masks;
+use super::scan::{guess_row_start, row_start_after, Rows};
 use super::table::{feed, Table, SKIPPED_SHOWN};
 use super::{CellError, CellFault, DelimitedError, Dialect, Layout};
 use crate::detail::Kept;

@@ -7,7 +7,8 @@ use compact_str::CompactString;
 use hashbrown::{Equivalent, HashMap};
 
 use super::decimal::{self, Decimal};
-use super::scan::{unescape, window_row, Cell, Masks, Rows, Shape};
+use super::masks::Masks;
+use super::scan::{unescape, window_row, Cell, Rows, Shape};
 use super::{CellError, CellFault, Layout, Slot, KEY_JOIN};
 use crate::detail::Kept;
 use crate::stats::{Stats, MAX_KEY_LEN, MAX_UNITS};

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
 
+use super::masks::Masks;
 use super::run::aggregate_with;
-use super::scan::Masks;
 use super::{CellError, Column, DelimitedError, Dialect};
 use crate::detail::Kept;
 use crate::driver::{Bytes, Content, Held, RunError};

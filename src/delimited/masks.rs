@@ -1,0 +1,218 @@
+//! How a block of 64 bytes becomes the masks the row scanner
+//! ([`super::scan`]) reads: its delimiters and line feeds, its line feeds,
+//! its quotes, and the bytes inside quotes (the quotes' prefix XOR). Built
+//! with AVX-512 BW or AVX2 where the CPU has it, SSE2 (every x86-64 CPU
+//! has it) or, elsewhere, byte by byte; all are tested against each other.
+
+/// How a block's masks are built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Masks {
+    /// Byte by byte: the portable path, and the tests' reference.
+    Bytes,
+    /// 16 bytes at a time with SSE2.
+    #[cfg(target_arch = "x86_64")]
+    Sse2,
+    /// 32 bytes at a time with AVX2, and the bytes inside quotes by one
+    /// carry-less multiply (PCLMULQDQ); only where the CPU has both
+    /// ([`Masks::best`] checks).
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// 64 bytes at a time with AVX-512 (BW), whose compares give the mask
+    /// itself; only where the CPU has it ([`Masks::best`] checks).
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+impl Masks {
+    /// The fastest this CPU has, unless the environment variable
+    /// `BRC_CSV_SCAN` is `bytes`, `sse2` or `avx2` (where the CPU has
+    /// it), which forces that one (for tests and measurements of the whole
+    /// program).
+    pub fn best() -> Masks {
+        match std::env::var_os("BRC_CSV_SCAN") {
+            Some(v) if v == "bytes" => return Masks::Bytes,
+            #[cfg(target_arch = "x86_64")]
+            Some(v) if v == "sse2" => return Masks::Sse2,
+            #[cfg(target_arch = "x86_64")]
+            Some(v) if v == "avx2" && has_avx2() => return Masks::Avx2,
+            _ => {}
+        }
+        #[cfg(target_arch = "x86_64")]
+        return if std::arch::is_x86_feature_detected!("avx512bw") {
+            Masks::Avx512
+        } else if has_avx2() {
+            Masks::Avx2
+        } else {
+            Masks::Sse2
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        return Masks::Bytes;
+    }
+
+    /// Every builder this CPU can run, the portable one first: the tests
+    /// compare them.
+    #[cfg(test)]
+    pub fn all() -> Vec<Masks> {
+        let mut all = vec![Masks::Bytes];
+        #[cfg(target_arch = "x86_64")]
+        {
+            all.push(Masks::Sse2);
+            if has_avx2() {
+                all.push(Masks::Avx2);
+            }
+            if std::arch::is_x86_feature_detected!("avx512bw") {
+                all.push(Masks::Avx512);
+            }
+        }
+        all
+    }
+
+    /// The masks of `block`: (delimiters and line feeds, line feeds,
+    /// quotes).
+    #[inline]
+    pub(super) fn of(self, block: &[u8; 64], delimiter: u8) -> (u64, u64, u64) {
+        match self {
+            Masks::Bytes => {
+                let (mut ends, mut lines, mut quotes) = (0u64, 0u64, 0u64);
+                for (i, &b) in block.iter().enumerate() {
+                    ends |= u64::from(b == delimiter || b == b'\n') << i;
+                    lines |= u64::from(b == b'\n') << i;
+                    quotes |= u64::from(b == b'"') << i;
+                }
+                (ends, lines, quotes)
+            }
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: SSE2 is part of x86-64 itself: every CPU this code
+            // runs on has it.
+            Masks::Sse2 => unsafe { sse2(block, delimiter) },
+            // SAFETY: `Avx2` is only chosen where the CPU has AVX2
+            // (`best` and `all` check it at run time).
+            #[cfg(target_arch = "x86_64")]
+            Masks::Avx2 => unsafe { avx2(block, delimiter) },
+            // SAFETY: `Avx512` is only chosen where the CPU has AVX-512 BW
+            // (`best` and `all` check it at run time).
+            #[cfg(target_arch = "x86_64")]
+            Masks::Avx512 => unsafe { avx512(block, delimiter) },
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+#[inline]
+fn sse2(block: &[u8; 64], delimiter: u8) -> (u64, u64, u64) {
+    use std::arch::x86_64::*;
+    let (d, n, q) = (
+        _mm_set1_epi8(delimiter as i8),
+        _mm_set1_epi8(b'\n' as i8),
+        _mm_set1_epi8(b'"' as i8),
+    );
+    let (mut delimiters, mut lines, mut quotes) = (0u64, 0u64, 0u64);
+    for k in 0..4 {
+        // SAFETY: `block` holds 64 bytes, so its bytes 16k..16k+16 are in
+        // bounds for k < 4; the load is unaligned.
+        let v = unsafe { _mm_loadu_si128(block.as_ptr().add(16 * k).cast()) };
+        let mask = |c| u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, c)) as u16) << (16 * k);
+        delimiters |= mask(d);
+        lines |= mask(n);
+        quotes |= mask(q);
+    }
+    (delimiters | lines, lines, quotes)
+}
+
+/// Whether the CPU has AVX2 and PCLMULQDQ, which [`Masks::Avx2`] uses.
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("pclmulqdq")
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn avx2(block: &[u8; 64], delimiter: u8) -> (u64, u64, u64) {
+    use std::arch::x86_64::*;
+    let (d, n, q) = (
+        _mm256_set1_epi8(delimiter as i8),
+        _mm256_set1_epi8(b'\n' as i8),
+        _mm256_set1_epi8(b'"' as i8),
+    );
+    let (mut delimiters, mut lines, mut quotes) = (0u64, 0u64, 0u64);
+    for k in 0..2 {
+        // SAFETY: `block` holds 64 bytes, so its bytes 32k..32k+32 are in
+        // bounds for k < 2; the load is unaligned.
+        let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * k).cast()) };
+        let mask = |c| u64::from(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, c)) as u32) << (32 * k);
+        delimiters |= mask(d);
+        lines |= mask(n);
+        quotes |= mask(q);
+    }
+    (delimiters | lines, lines, quotes)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+#[inline]
+fn avx512(block: &[u8; 64], delimiter: u8) -> (u64, u64, u64) {
+    use std::arch::x86_64::*;
+    // SAFETY: `block` holds 64 bytes, one unaligned load's worth.
+    let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
+    let delimiters = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(delimiter as i8));
+    let lines = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\n' as i8));
+    let quotes = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8));
+    (delimiters | lines, lines, quotes)
+}
+
+impl Masks {
+    /// The bits of a block inside quotes, given its `quotes` (see
+    /// [`prefix_xor`]): one carry-less multiply by all ones where the
+    /// tier has it.
+    #[inline]
+    pub(super) fn inside(self, quotes: u64) -> u64 {
+        match self {
+            // SAFETY: `Avx2` is only chosen where the CPU has PCLMULQDQ
+            // (`has_avx2`).
+            #[cfg(target_arch = "x86_64")]
+            Masks::Avx2 => unsafe { clmul_prefix_xor(quotes) },
+            _ => prefix_xor(quotes),
+        }
+    }
+}
+
+/// [`prefix_xor`] by a carry-less multiply by all ones: bit `i` of the
+/// product is the XOR of bits `0..=i` of `x`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "pclmulqdq")]
+#[inline]
+fn clmul_prefix_xor(x: u64) -> u64 {
+    use std::arch::x86_64::*;
+    let product = _mm_clmulepi64_si128::<0>(_mm_cvtsi64_si128(x as i64), _mm_set1_epi8(-1));
+    _mm_cvtsi128_si64(product) as u64
+}
+
+/// Each bit set where an odd number of `quotes`' bits are at or below it.
+#[inline]
+pub(super) fn prefix_xor(mut x: u64) -> u64 {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// Every tier's bits inside quotes are the prefix XOR's.
+        #[test]
+        fn every_tier_finds_the_bits_inside_quotes(quotes: u64) {
+            for masks in Masks::all() {
+                proptest::prop_assert_eq!(masks.inside(quotes), prefix_xor(quotes), "{:?}", masks);
+            }
+            proptest::prop_assert_eq!(prefix_xor(quotes) >> 63, u64::from(quotes.count_ones() % 2));
+        }
+    }
+}
