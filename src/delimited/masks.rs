@@ -95,6 +95,20 @@ impl Masks {
             Masks::Avx512 => unsafe { avx512(block, delimiter) },
         }
     }
+
+    /// The bits of a block inside quotes, given its `quotes` (see
+    /// [`prefix_xor`]): one carry-less multiply by all ones where the
+    /// tier has it.
+    #[inline]
+    pub(super) fn inside(self, quotes: u64) -> u64 {
+        match self {
+            // SAFETY: `Avx2` is only chosen where the CPU has PCLMULQDQ
+            // (`has_avx2`).
+            #[cfg(target_arch = "x86_64")]
+            Masks::Avx2 => unsafe { clmul_prefix_xor(quotes) },
+            _ => prefix_xor(quotes),
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -160,22 +174,6 @@ fn avx512(block: &[u8; 64], delimiter: u8) -> (u64, u64, u64) {
     let lines = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\n' as i8));
     let quotes = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8));
     (delimiters | lines, lines, quotes)
-}
-
-impl Masks {
-    /// The bits of a block inside quotes, given its `quotes` (see
-    /// [`prefix_xor`]): one carry-less multiply by all ones where the
-    /// tier has it.
-    #[inline]
-    pub(super) fn inside(self, quotes: u64) -> u64 {
-        match self {
-            // SAFETY: `Avx2` is only chosen where the CPU has PCLMULQDQ
-            // (`has_avx2`).
-            #[cfg(target_arch = "x86_64")]
-            Masks::Avx2 => unsafe { clmul_prefix_xor(quotes) },
-            _ => prefix_xor(quotes),
-        }
-    }
 }
 
 /// [`prefix_xor`] by a carry-less multiply by all ones: bit `i` of the
