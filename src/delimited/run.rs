@@ -279,8 +279,15 @@ impl Run<'_> {
                 // A guess was wrong: read again, exactly, on one thread.
                 return self.one_thread(bytes, first, until, layout, read);
             }
-            if fault.is_some() {
-                first_fault = fault;
+            if let Some(fault) = fault {
+                if matches!(fault.kind, CellError::Range { .. }) {
+                    // A value refused at its chunk's table's scale, which
+                    // counts only the rows that table has seen: the scale
+                    // the error names, that of every row before it, only a
+                    // pass in order knows.
+                    return self.one_thread(bytes, first, until, layout, read);
+                }
+                first_fault = Some(fault);
                 break;
             }
             ended = end;

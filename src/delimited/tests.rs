@@ -259,6 +259,14 @@ fn values_of_no_common_scale_fail_at_the_row_an_ordered_read_fails_at() {
             2,
             "expected a key",
         ),
+        // A chunk's table, which has not seen line 2, refuses line 6 at
+        // 5 decimals; read in order, line 6 is refused at 8.
+        (
+            "t,k,v\n1,a,0.12345678\n1,b,1\n1,b,2\n1,d,0.12345\n1,c,99999999999999\n",
+            6,
+            3,
+            "with 8 decimals, found `99999999999999`",
+        ),
     ] {
         values_of_no_common_scale(text, line, column, found);
     }
