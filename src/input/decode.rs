@@ -1,7 +1,7 @@
 //! What a stream's bytes pass through before an engine reads them: the
 //! decompressor its first bytes call for (gzip members read as `gzip -d`
-//! reads them, or zstd), a byte-order mark dropped from its start, and a
-//! count of the bytes read, for progress.
+//! reads them, or zstd), asked for pieces of one size, a byte-order mark
+//! dropped from its start, and a count of the bytes read, for progress.
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,16 +33,57 @@ impl Compression {
         }
     }
 
-    /// Wraps `reader` in the matching decompressor.
+    /// Wraps `reader` in the matching decompressor, read in [`Pieces`].
     pub(super) fn decode(
         self,
         reader: impl Read + Send + 'static,
     ) -> io::Result<Box<dyn Read + Send>> {
         Ok(match self {
             Compression::None => Box::new(reader),
-            Compression::Gzip => Box::new(GzipMembers::new(BufReader::new(reader))),
-            Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(reader)?),
+            Compression::Gzip => Box::new(Pieces::new(GzipMembers::new(BufReader::new(reader)))),
+            Compression::Zstd => Box::new(Pieces::new(zstd::stream::read::Decoder::new(reader)?)),
         })
+    }
+}
+
+/// How many bytes a decompressor is asked for at a time.
+const PIECE: usize = 64 << 10;
+
+/// A decompressor asked for [`PIECE`] bytes at a time, whatever its
+/// reader asks for. What a corrupt stream yields before its decompressor
+/// notices depends on how much it is asked for at a time (zstd's does);
+/// asked alike in every run, it yields the same bytes and then the same
+/// error however the run cuts its blocks (`--chunk-size`), so the run
+/// fails alike.
+struct Pieces<R> {
+    inner: R,
+    piece: Box<[u8]>,
+    /// The piece's bytes not yet handed on.
+    at: usize,
+    end: usize,
+}
+
+impl<R: Read> Pieces<R> {
+    fn new(inner: R) -> Pieces<R> {
+        Pieces {
+            inner,
+            piece: vec![0; PIECE].into(),
+            at: 0,
+            end: 0,
+        }
+    }
+}
+
+impl<R: Read> Read for Pieces<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.at == self.end {
+            self.end = self.inner.read(&mut self.piece)?;
+            self.at = 0;
+        }
+        let n = buf.len().min(self.end - self.at);
+        buf[..n].copy_from_slice(&self.piece[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
     }
 }
 
@@ -158,5 +199,54 @@ impl<R: Read> Read for Counting<R> {
         let n = self.inner.read(buf)?;
         self.consumed.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A zstd frame cut short by the delimited fuzz target, whose
+    /// decompressor yields more or fewer bytes before it fails as it is
+    /// asked for more or fewer at a time.
+    const CORRUPT: &[u8] = &[
+        0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x3a, 0x32, 0x3b, 0x0a, 0x1f, 0x3a, 0x3b, 0x0a, 0x32, 0x0a,
+        0x0a, 0x0a, 0x0a, 0x14, 0x14, 0x41, 0x0a, 0x3b, 0x0a, 0x3b, 0x3b, 0x63, 0x19, 0x2c, 0x5e,
+    ];
+
+    /// The bytes read from `bytes` decoded, taken `size` at a time into a
+    /// buffer made for that many, as a delimited stream's blocks are, until
+    /// the first error, and the error.
+    fn read_in(bytes: &'static [u8], size: usize) -> (Vec<u8>, Option<String>) {
+        let mut reader = Compression::detect(bytes).decode(bytes).unwrap();
+        let mut buf = Vec::with_capacity(size);
+        loop {
+            match (&mut reader).take(size as u64).read_to_end(&mut buf) {
+                Ok(0) => return (buf, None),
+                Ok(_) => {}
+                Err(e) => return (buf, Some(e.to_string())),
+            }
+        }
+    }
+
+    #[test]
+    fn a_corrupt_stream_yields_the_same_bytes_and_error_however_it_is_read() {
+        assert_eq!(Compression::detect(CORRUPT), Compression::Zstd);
+        let want = read_in(CORRUPT, 1 << 16);
+        assert!(want.1.is_some(), "the frame is corrupt");
+        for size in [1, 1000, 1 << 16, (1 << 16) + 1, 4 << 20] {
+            assert_eq!(read_in(CORRUPT, size), want, "{size}");
+        }
+    }
+
+    #[test]
+    fn a_whole_stream_reads_whole_in_pieces() {
+        let text: Vec<u8> = (0..300_000u32)
+            .flat_map(|i| format!("s{};{}.{}\n", i % 97, i % 100, i % 10).into_bytes())
+            .collect();
+        let packed: &'static [u8] = zstd::encode_all(&text[..], 1).unwrap().leak();
+        for size in [1, 4096, 1 << 20] {
+            assert_eq!(read_in(packed, size), (text.clone(), None), "{size}");
+        }
     }
 }
