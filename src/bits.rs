@@ -1,11 +1,24 @@
 //! Bit-level helpers the tables and the scanner share: finding a byte in a
 //! word ([`matches()`]), unaligned word loads ([`load`]), cache prefetches
-//! ([`prefetch`]), the size of a huge page ([`HUGE_PAGE`]), and the
+//! ([`prefetch`]), the size of a huge page ([`HUGE_PAGE`]), the
 //! inverse of an odd multiplier ([`inverse`]), which solves the tables'
-//! hashes for names that share one (`table::flood`).
+//! hashes for names that share one (`table::flood`), and giving the
+//! allocator's free pages back to the system ([`trim_heap`]).
 
 /// The size of a transparent huge page on x86-64 and most arm64 kernels.
 pub(crate) const HUGE_PAGE: usize = 2 << 20;
+
+/// Gives back to the system the free pages among the system allocator's
+/// blocks still in use: what a thread's fold freed (the other thread's
+/// copies of a million names) otherwise stays resident between them.
+pub(crate) fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` takes no pointer and may be called at any time
+    // from any thread; it only gives back pages that no block holds.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
 
 /// The low bit of every byte of a word.
 const LO: u64 = 0x0101_0101_0101_0101;

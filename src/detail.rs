@@ -7,8 +7,11 @@
 //! values, not with the rows past a key's first few, and merge exactly.
 
 mod counts;
+mod pool;
 
 pub use counts::Counts;
+pub(crate) use counts::RAW;
+pub(crate) use pool::{Chain, Pool};
 
 /// What each key keeps, from the least to the most: every level keeps
 /// what the ones below it do.

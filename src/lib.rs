@@ -18,7 +18,7 @@
 //! - `parse`: the strict line grammar and the value parser (integer tenths).
 //! - `summary`: raw names with their stats, the merge of sorted runs, the [`Summary`].
 //! - `bits`: finding a byte in a word, unaligned loads, prefetches, the huge-page size,
-//!   the inverse of an odd multiplier.
+//!   the inverse of an odd multiplier, giving free heap pages back.
 //! - `tuning`: every tuning constant and every override a fuzzing build makes.
 //! - `table`: the hand-written per-thread hash table of the fast engines.
 //! - `scan`: the fast engines' parser, a word or a vector at a time.

@@ -4,15 +4,22 @@
 //! [`RAW`] times, as most of a million keys are), in 16 bits while they
 //! fit (the challenge's tenths always do); dense 16-bit counts over a
 //! window of values (the challenge's tenths: an add is an index and an
-//! increment); or a hash map (values spread thinly over a wide domain).
+//! increment), widened to 32 bits when a count passes 16; or a hash map
+//! (values spread thinly over a wide domain, or a count past 32 bits).
+//! Every form takes 24 bytes or a box, so that a key's counts take 32.
+//! A text run's keys end with their first values in a thread's pool
+//! ([`super::pool`]), which their counts share until one is changed.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::pool::{Chain, Pool};
 
 /// Values kept as they came before a key's counts take another form: a
 /// key seen up to this many times, as most of a million keys are, keeps 2
 /// bytes a row (4 past 16 bits), where pairs of a value and its count took
 /// 16 for each distinct value and a map more.
-const RAW: usize = 128;
+pub const RAW: usize = 128;
 
 /// The widest window of dense counts, in values: 8 KiB of counts, the
 /// challenge's 1,999 tenths twice over.
@@ -22,7 +29,15 @@ const WINDOW: i64 = 4096;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counts(Form);
 
+// A key's counts take 32 bytes (see the module's documentation).
+const _: () = assert!(std::mem::size_of::<Counts>() <= 32);
+
 impl Counts {
+    /// The counts of the values `chain` holds in `pool`.
+    pub(crate) fn pooled(pool: Arc<Pool>, chain: Chain) -> Counts {
+        Counts(Form::Pooled { pool, chain })
+    }
+
     /// Adds `n` occurrences of `value`.
     #[inline]
     pub fn add(&mut self, value: i64, n: u64) {
@@ -33,11 +48,13 @@ impl Counts {
     /// window: its bin's address, for a prefetch (it need not lie in the
     /// window, as a prefetch never faults); `None` in other forms.
     #[inline(always)]
-    pub fn bin(&self, value: i64) -> Option<*const u16> {
-        let Form::Window { lo, bins, .. } = &self.0 else {
-            return None;
-        };
-        Some(bins.as_ptr().wrapping_add(value.wrapping_sub(*lo) as usize))
+    pub fn bin(&self, value: i64) -> Option<*const u8> {
+        let at = |lo: i64| value.wrapping_sub(lo) as usize;
+        match &self.0 {
+            Form::Window { lo, bins } => Some(bins.as_ptr().wrapping_add(at(*lo)).cast()),
+            Form::Wide { lo, bins } => Some(bins.as_ptr().wrapping_add(at(*lo)).cast()),
+            _ => None,
+        }
     }
 
     /// Folds another key's counts in.
@@ -61,18 +78,10 @@ impl Counts {
         match &self.0 {
             Form::Raw16(values) => raw_at_rank(values, rank),
             Form::Raw32(values) => raw_at_rank(values, rank),
-            Form::Window { lo, bins, carried } if carried.is_empty() => {
-                let mut left = u64::try_from(rank).ok()?;
-                let i = bins.iter().position(|&n| match u64::from(n) {
-                    n if n >= left => true,
-                    n => {
-                        left -= n;
-                        false
-                    }
-                })?;
-                Some(lo + i as i64)
-            }
-            _ => {
+            Form::Pooled { pool, chain } => raw_at_rank(&pooled(pool, chain), rank),
+            Form::Window { lo, bins } => bin_at_rank(*lo, bins, rank),
+            Form::Wide { lo, bins } => bin_at_rank(*lo, bins, rank),
+            Form::Map(_) => {
                 let mut seen = 0u128;
                 let (value, _) = self.sorted().into_iter().find(|&(_, c)| {
                     seen += u128::from(c);
@@ -88,6 +97,27 @@ impl Counts {
     pub fn visit(&self, f: impl FnMut(i64, u64)) {
         self.0.visit(f)
     }
+}
+
+/// The value of the `rank`-th count (from 1) of a window's `bins` from
+/// `lo`.
+fn bin_at_rank<T: Copy + Into<u64>>(lo: i64, bins: &[T], rank: u128) -> Option<i64> {
+    let mut left = u64::try_from(rank).ok()?;
+    let i = bins.iter().position(|&n| match n.into() {
+        n if n >= left => true,
+        n => {
+            left -= n;
+            false
+        }
+    })?;
+    Some(lo + i as i64)
+}
+
+/// The values `chain` holds in `pool`, each within 11 bits.
+fn pooled(pool: &Pool, chain: &Chain) -> Vec<i16> {
+    let mut values = Vec::with_capacity(chain.len() as usize);
+    chain.visit(pool, |v| values.push(v as i16));
+    values
 }
 
 /// The `rank`-th smallest (from 1) of `values`, selected from a copy.
@@ -140,16 +170,19 @@ enum Form {
     Raw32(Vec<i32>),
     /// Dense counts of the values from `lo` on, each below 2^16 (half the
     /// memory of 32 bits, and so fewer of a busy table's rows miss the
-    /// cache); a count that reaches 2^16 adds 2^16 to the value's entry in
-    /// `carried`. Boxed slices, not vectors: neither grows in place, and a
+    /// cache). A boxed slice, not a vector: it never grows in place, and a
     /// key's counts take less room.
-    Window {
-        lo: i64,
-        bins: Box<[u16]>,
-        carried: Box<[(i64, u64)]>,
-    },
-    /// Counts of values spread too thinly for a window.
-    Map(HashMap<i64, u64, foldhash::fast::FixedState>),
+    Window { lo: i64, bins: Box<[u16]> },
+    /// The same, once a count passes 16 bits.
+    Wide { lo: i64, bins: Box<[u32]> },
+    /// Counts of values spread too thinly for a window, or of more than
+    /// 2^32 of one value. Boxed: a map's own 32 bytes would make every
+    /// key's counts larger.
+    #[allow(clippy::box_collection)]
+    Map(Box<HashMap<i64, u64, foldhash::fast::FixedState>>),
+    /// Values as they came, in a pool that other keys' counts share:
+    /// read there, and copied out to another form when added to.
+    Pooled { pool: Arc<Pool>, chain: Chain },
 }
 
 impl Default for Form {
@@ -173,27 +206,48 @@ impl Form {
     /// window, as nearly every row of a busy key does.
     #[inline]
     fn add(&mut self, value: i64, n: u64) {
-        if let Form::Window { lo, bins, carried } = self {
+        if let Form::Window { lo, bins } = self {
             let at = value.wrapping_sub(*lo) as u64;
-            if at < bins.len() as u64 {
-                let bin = &mut bins[at as usize];
-                let (sum, wrapped) = bin.overflowing_add(n as u16);
-                *bin = sum;
-                if wrapped || n > u64::from(u16::MAX) {
-                    carry(carried, value, n, wrapped);
+            if let Some(bin) = bins.get_mut(at as usize) {
+                if let Some(sum) = u16::try_from(n).ok().and_then(|n| bin.checked_add(n)) {
+                    *bin = sum;
+                    return;
                 }
-                return;
             }
         }
         self.add_elsewhere(value, n);
     }
 
-    /// [`Form::add`] past a window: to a few pairs or a map, or once the
-    /// counts have taken a new form.
+    /// [`Form::add`] past a window: to a few pairs or a map, to a window
+    /// widened, or once the counts have taken a new form.
     #[inline(never)]
     fn add_elsewhere(&mut self, value: i64, n: u64) {
         match self {
-            Form::Window { .. } => {}
+            Form::Window { lo, bins } => {
+                if value.wrapping_sub(*lo) as u64 >= bins.len() as u64 {
+                    return self.reshape_and_add(value, n);
+                }
+                let bins = bins.iter().map(|&b| b.into()).collect();
+                *self = Form::Wide { lo: *lo, bins };
+                return self.add_elsewhere(value, n);
+            }
+            Form::Wide { lo, bins } => {
+                let Some(bin) = bins.get_mut(value.wrapping_sub(*lo) as usize) else {
+                    return self.reshape_and_add(value, n);
+                };
+                if let Some(sum) = u32::try_from(n).ok().and_then(|n| bin.checked_add(n)) {
+                    *bin = sum;
+                    return;
+                }
+                *self = Form::Map(Box::new(self.sorted().into_iter().collect()));
+                return self.add_elsewhere(value, n);
+            }
+            Form::Pooled { pool, chain } => {
+                let mut owned = Form::default();
+                chain.visit(pool, |v| owned.add(v, 1));
+                *self = owned;
+                return self.add_elsewhere(value, n);
+            }
             Form::Raw16(values) => {
                 if push_raw(values, value, n) {
                     return;
@@ -242,32 +296,35 @@ impl Form {
         // Dense enough: the window's 4 bytes a value take no more than the
         // map's 16 a pair take, twice over.
         let dense = span <= 8 * (pairs.len() as i64 + 1);
-        *self = if span <= WINDOW && (dense || matches!(self, Form::Window { .. })) {
+        let window = matches!(self, Form::Window { .. } | Form::Wide { .. });
+        *self = if span <= WINDOW && (dense || window) {
             // Room to grow on both sides, within the widest window.
             let room = (WINDOW - span).min(span / 2);
             let lo = lo.saturating_sub(room / 2);
             let mut window = Form::Window {
                 lo,
                 bins: vec![0; (span + room) as usize].into(),
-                carried: Box::default(),
             };
             for (v, n) in pairs {
                 window.add(v, n);
             }
             window
         } else {
-            Form::Map(pairs.into_iter().collect())
+            Form::Map(Box::new(pairs.into_iter().collect()))
         };
     }
 
-    /// A map dense enough in a narrow span becomes a window.
+    /// A map dense enough in a narrow span, whose counts fit 32 bits,
+    /// becomes a window.
     #[cold]
     fn reshape(&mut self) {
         if let Form::Map(map) = self {
             let lo = map.keys().min().copied().unwrap_or(0);
             let hi = map.keys().max().copied().unwrap_or(0);
             let span = hi.saturating_sub(lo).saturating_add(1);
-            if span <= WINDOW && span <= 8 * map.len() as i64 {
+            let narrow = span <= WINDOW && span <= 8 * map.len() as i64;
+            // A count past 32 bits stays in the map.
+            if narrow && map.values().all(|&n| n <= u64::from(u32::MAX)) {
                 self.reshape_for(lo);
             }
         }
@@ -280,6 +337,7 @@ impl Form {
         let extra = match other {
             Form::Raw16(v) => v.len(),
             Form::Raw32(v) => v.len(),
+            Form::Pooled { chain, .. } => chain.len() as usize,
             _ => 0,
         };
         match self {
@@ -295,15 +353,10 @@ impl Form {
         match self {
             Form::Raw16(values) => values.iter().for_each(|&v| f(v.into(), 1)),
             Form::Raw32(values) => values.iter().for_each(|&v| f(v.into(), 1)),
+            Form::Pooled { pool, chain } => chain.visit(pool, |v| f(v, 1)),
             Form::Map(map) => map.iter().for_each(|(&v, &n)| f(v, n)),
-            Form::Window { lo, bins, carried } => {
-                for (v, &n) in (*lo..).zip(bins.iter()) {
-                    if n > 0 {
-                        f(v, n.into());
-                    }
-                }
-                carried.iter().for_each(|&(v, n)| f(v, n));
-            }
+            Form::Window { lo, bins } => visit_bins(*lo, bins, f),
+            Form::Wide { lo, bins } => visit_bins(*lo, bins, f),
         }
     }
 
@@ -312,19 +365,11 @@ impl Form {
         let mut pairs: Vec<(i64, u64)> = match self {
             Form::Raw16(values) => return raw_sorted(values),
             Form::Raw32(values) => return raw_sorted(values),
+            Form::Pooled { pool, chain } => return raw_sorted(&pooled(pool, chain)),
             Form::Map(map) => map.iter().map(|(&v, &n)| (v, n)).collect(),
-            Form::Window { lo, bins, carried } => {
-                let mut pairs: Vec<(i64, u64)> = (*lo..)
-                    .zip(bins)
-                    .filter(|&(_, &n)| n > 0)
-                    .map(|(v, &n)| (v, u64::from(n)))
-                    .collect();
-                for &(v, n) in carried.iter() {
-                    match pairs.binary_search_by_key(&v, |p| p.0) {
-                        Ok(i) => pairs[i].1 += n,
-                        Err(i) => pairs.insert(i, (v, n)),
-                    }
-                }
+            Form::Window { .. } | Form::Wide { .. } => {
+                let mut pairs = Vec::new();
+                self.visit(|v, n| pairs.push((v, n)));
                 return pairs;
             }
         };
@@ -333,18 +378,13 @@ impl Form {
     }
 }
 
-/// Records in `carried` what a window's 16-bit count of `value` could not
-/// hold after adding `n`: its bits above 16, and 2^16 more if the count
-/// wrapped.
-#[cold]
-fn carry(carried: &mut Box<[(i64, u64)]>, value: i64, n: u64, wrapped: bool) {
-    let extra = (n >> 16 << 16) + (u64::from(wrapped) << 16);
-    match carried.iter_mut().find(|p| p.0 == value) {
-        Some(p) => p.1 += extra,
-        None => {
-            let mut more = std::mem::take(carried).into_vec();
-            more.push((value, extra));
-            *carried = more.into();
+/// Calls `f` with each value of a window's `bins` from `lo` that is
+/// counted, and its count, in increasing order.
+fn visit_bins<T: Copy + Into<u64>>(lo: i64, bins: &[T], mut f: impl FnMut(i64, u64)) {
+    for (v, &n) in (lo..).zip(bins) {
+        let n = n.into();
+        if n > 0 {
+            f(v, n);
         }
     }
 }
@@ -402,20 +442,73 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Counts in a pool count as a map does, rank as the sorted values
+        /// do, and merge and take more values once copied out of it.
+        #[test]
+        fn pooled_counts_count_as_a_map_does(
+            values in proptest::collection::vec(-1024i64..1024, 1..300),
+            more in proptest::collection::vec(proptest::prop_oneof![-999i64..=999, -(1i64 << 40)..(1 << 40)], 0..200),
+        ) {
+            let mut pool = Pool::default();
+            let mut chain = Chain::default();
+            for &v in &values {
+                proptest::prop_assert!(chain.push(&mut pool, v));
+            }
+            let pool = Arc::new(pool);
+            let counts = Counts::pooled(pool.clone(), chain);
+            let mut sorted = values.clone();
+            sorted.sort_unstable();
+            for rank in 0..=sorted.len() + 1 {
+                let want = rank.checked_sub(1).and_then(|k| sorted.get(k).copied());
+                proptest::prop_assert_eq!(counts.at_rank(rank as u128), want);
+            }
+            let mut want = Counts::default();
+            values.iter().for_each(|&v| want.add(v, 1));
+            proptest::prop_assert_eq!(&counts, &want);
+            let (mut added, mut merged, mut other) = (counts.clone(), Counts::default(), Counts::default());
+            merged.merge(&counts);
+            for &v in &more {
+                added.add(v, 1);
+                other.add(v, 1);
+                want.add(v, 1);
+            }
+            merged.merge(&other);
+            proptest::prop_assert_eq!(added.sorted(), want.sorted());
+            proptest::prop_assert_eq!(merged.sorted(), want.sorted());
+            proptest::prop_assert_eq!(Counts::pooled(pool, chain).sorted(), {
+                let mut w = Counts::default();
+                values.iter().for_each(|&v| w.add(v, 1));
+                w.sorted()
+            });
+        }
+    }
+
     #[test]
-    fn a_window_count_past_16_bits_carries() {
+    fn a_window_widens_past_16_bits_and_becomes_a_map_past_32() {
         let mut c = Counts::default();
         assert!(matches!(c.0, Form::Raw16(_)));
         for v in 0..200 {
             c.add(v, 1);
         }
         assert!(matches!(c.0, Form::Window { .. }));
-        c.add(3, u64::from(u32::MAX));
-        c.add(3, 5);
-        c.add(4, 3 << 32);
         for _ in 0..70_000 {
             c.add(7, 1);
         }
+        assert!(matches!(c.0, Form::Wide { .. }));
+        assert_eq!(c.at_rank(8), Some(7));
+        assert_eq!(c.at_rank(70_008), Some(7));
+        assert_eq!(c.at_rank(70_009), Some(8));
+        c.add(3, u64::from(u32::MAX));
+        assert!(matches!(c.0, Form::Map(_)));
+        c.add(3, 5);
+        c.add(4, 3 << 32);
+        // Dense enough for a window again, but a count past 32 bits keeps
+        // the map.
+        for v in 200..300 {
+            c.add(v, 1);
+        }
+        assert!(matches!(c.0, Form::Map(_)));
         let sorted = c.sorted();
         assert_eq!(c.at_rank(u64::from(u32::MAX) as u128 + 9), Some(3));
         assert_eq!(sorted[7], (7, 70_001));
@@ -423,7 +516,7 @@ mod tests {
         assert_eq!(sorted[4], (4, (3 << 32) + 1));
         assert_eq!(
             sorted.iter().map(|p| p.1).sum::<u64>(),
-            198 + (4 << 32) + 6 + 70_000
+            298 + (4 << 32) + 6 + 70_000
         );
     }
 }

@@ -13,14 +13,16 @@
 //! A station keeps only what its statistics need ([`Keep`]): with counts
 //! per value, those counts alone, every other stat derived from them when
 //! the run ends. A million stations' counts are most of such a run's
-//! memory, and the adds are fewer.
+//! memory, and the adds are fewer: a station's first values go to a chain
+//! in its thread's [`Pool`], which the run's counts share at its end.
 
 use std::hash::BuildHasher;
+use std::sync::Arc;
 
 use hashbrown::HashTable;
 
 use crate::bits;
-use crate::detail::{Counts, Detail, Squares};
+use crate::detail::{Chain, Counts, Detail, Pool, Squares, RAW};
 use crate::engine::Accumulator;
 use crate::error::Fault;
 use crate::parse::{self, MAX_NAME_LEN};
@@ -32,21 +34,48 @@ use crate::summary::{Entry, RawName};
 /// a `;` (which no name holds) and zeros.
 const SHORT: usize = 15;
 
-/// What a station keeps of its values while rows arrive.
+/// What a station keeps of its values while rows arrive, with what its
+/// thread's stations share ([`Keep::Store`]).
 pub trait Keep: Sized {
+    /// What a thread's stations share.
+    type Store: Store;
     /// What one value keeps.
-    fn new(value: i64) -> Self;
+    fn new(store: &mut Self::Store, value: i64) -> Self;
     /// Adds a value.
-    fn add(&mut self, value: i64);
-    /// Folds another thread's in, for the same station.
-    fn absorb(&mut self, other: Self);
+    fn add(&mut self, store: &mut Self::Store, value: i64);
+    /// Folds in another thread's, for the same station, its store moved
+    /// into this one's by [`Store::append`] and renumbered.
+    fn absorb(&mut self, store: &mut Self::Store, other: Self);
+    /// This station's part of a store moved by [`Store::append`], which
+    /// returned `by`.
+    fn renumber(&mut self, _by: u32) {}
     /// The station's stats, with what they keep.
-    fn into_stats(self) -> Stats;
+    fn into_stats(self, store: &Arc<Self::Store>) -> Stats;
     /// Starts loading what adding `value` touches beyond the station;
     /// `false` if it does not, and the value is best added at once.
     #[inline(always)]
     fn prefetch(&self, _value: i64) -> bool {
         false
+    }
+}
+
+/// What a thread's stations share.
+pub trait Store: Default + Send + Sync {
+    /// Moves `other` in; returns what renumbers its stations
+    /// ([`Keep::renumber`]).
+    fn append(&mut self, other: Self) -> u32;
+}
+
+/// Nothing shared.
+impl Store for () {
+    fn append(&mut self, _other: ()) -> u32 {
+        0
+    }
+}
+
+impl Store for Pool {
+    fn append(&mut self, other: Pool) -> u32 {
+        Pool::append(self, other)
     }
 }
 
@@ -57,7 +86,9 @@ pub struct Moments {
 }
 
 impl Keep for Moments {
-    fn new(value: i64) -> Moments {
+    type Store = ();
+
+    fn new(_: &mut (), value: i64) -> Moments {
         let mut squares = Squares::default();
         squares.add(value.unsigned_abs().into(), 1);
         Moments {
@@ -67,17 +98,17 @@ impl Keep for Moments {
     }
 
     #[inline(always)]
-    fn add(&mut self, value: i64) {
+    fn add(&mut self, _: &mut (), value: i64) {
         self.stats.add(value);
         self.squares.add(value.unsigned_abs().into(), 1);
     }
 
-    fn absorb(&mut self, other: Moments) {
+    fn absorb(&mut self, _: &mut (), other: Moments) {
         self.stats.merge(&other.stats);
         self.squares.merge(&other.squares);
     }
 
-    fn into_stats(self) -> Stats {
+    fn into_stats(self, _: &Arc<()>) -> Stats {
         let detail = Detail {
             squares: self.squares,
             counts: None,
@@ -89,54 +120,164 @@ impl Keep for Moments {
     }
 }
 
-impl Keep for Counts {
-    fn new(value: i64) -> Counts {
-        let mut counts = Counts::default();
-        counts.add(value, 1);
-        counts
+/// Counts per value: a station's first [`RAW`] values in a chain of its
+/// thread's pool, then counts of their own.
+pub enum Tally {
+    Chain(Chain),
+    Counts(Counts),
+}
+
+impl Tally {
+    /// The counts of what this chain holds and `value`, its blocks given
+    /// back.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, pool: &mut Pool, value: i64) {
+        if let Tally::Chain(chain) = *self {
+            let mut counts = Counts::default();
+            chain.visit(pool, |v| counts.add(v, 1));
+            chain.free(pool);
+            *self = Tally::Counts(counts);
+        }
+        self.add(pool, value);
+    }
+}
+
+impl Keep for Tally {
+    type Store = Pool;
+
+    fn new(pool: &mut Pool, value: i64) -> Tally {
+        let mut tally = Tally::Chain(Chain::default());
+        tally.add(pool, value);
+        tally
     }
 
     #[inline(always)]
-    fn add(&mut self, value: i64) {
-        Counts::add(self, value, 1);
+    fn add(&mut self, pool: &mut Pool, value: i64) {
+        match self {
+            Tally::Counts(counts) => counts.add(value, 1),
+            Tally::Chain(chain) => {
+                if (chain.len() as usize) < RAW && chain.push(pool, value) {
+                    return;
+                }
+                self.grow(pool, value)
+            }
+        }
     }
 
-    fn absorb(&mut self, other: Counts) {
-        self.merge(&other);
+    fn absorb(&mut self, pool: &mut Pool, other: Tally) {
+        match (&mut *self, other) {
+            (Tally::Chain(a), Tally::Chain(b)) if a.len() as usize + b.len() as usize <= RAW => {
+                a.splice(pool, b)
+            }
+            (Tally::Counts(a), Tally::Counts(b)) => a.merge(&b),
+            (_, other) => {
+                let mut counts = match std::mem::replace(self, Tally::Chain(Chain::default())) {
+                    Tally::Counts(counts) => counts,
+                    Tally::Chain(chain) => {
+                        let mut counts = Counts::default();
+                        chain.visit(pool, |v| counts.add(v, 1));
+                        chain.free(pool);
+                        counts
+                    }
+                };
+                match other {
+                    Tally::Counts(other) => counts.merge(&other),
+                    Tally::Chain(chain) => {
+                        chain.visit(pool, |v| counts.add(v, 1));
+                        chain.free(pool);
+                    }
+                }
+                *self = Tally::Counts(counts);
+            }
+        }
+    }
+
+    fn renumber(&mut self, by: u32) {
+        if let Tally::Chain(chain) = self {
+            chain.renumber(by);
+        }
     }
 
     /// A window's bin, which a table of thousands of stations' windows
-    /// mostly misses; a station's first values, kept as they came, gained
+    /// mostly misses; a station's first values, in a chain, gained
     /// nothing by it (10^6 names).
     #[inline(always)]
     fn prefetch(&self, value: i64) -> bool {
-        self.bin(value)
+        let Tally::Counts(counts) = self else {
+            return false;
+        };
+        counts
+            .bin(value)
             .inspect(|&b| bits::prefetch::<true, _>(b))
             .is_some()
     }
 
-    fn into_stats(self) -> Stats {
-        Stats::of_counts(self)
+    fn into_stats(self, pool: &Arc<Pool>) -> Stats {
+        Stats::of_counts(match self {
+            Tally::Chain(chain) => Counts::pooled(pool.clone(), chain),
+            Tally::Counts(counts) => counts,
+        })
     }
 }
 
-/// One station: its key words (short names; zeros for a longer name), its
-/// name, what it keeps, and the offset of the line it was first seen on.
-/// Aligned as an [`Entry`] is, so that the sorted stations become entries
-/// in place when a station is no smaller than an entry.
-#[repr(align(16))]
+/// One station: its name, what it keeps, and the offset of the line it
+/// was first seen on.
 struct Station<K> {
-    key: (u64, u64),
-    name: RawName,
+    name: Name,
     kept: K,
     first: usize,
 }
 
-// The sorted stations become entries in place (see [`Station`]).
-const _: () = assert!(
-    std::mem::size_of::<Station<Counts>>() >= std::mem::size_of::<Entry>()
-        && std::mem::align_of::<Station<Counts>>() >= std::mem::align_of::<Entry>()
-);
+// A million stations with counts per value take 64 MB a thread.
+const _: () = assert!(std::mem::size_of::<Station<Tally>>() <= 64);
+
+/// A station's name: a short one only as its key words, so that a million
+/// stations take 8 bytes fewer each.
+enum Name {
+    /// A name of at most [`SHORT`] bytes: its bytes, its `;` and zeros.
+    Short((u64, u64)),
+    /// A longer name's bytes.
+    Long(Box<[u8]>),
+}
+
+impl Name {
+    /// The key words of a short name.
+    #[inline(always)]
+    fn key(&self) -> Option<(u64, u64)> {
+        match *self {
+            Name::Short(key) => Some(key),
+            Name::Long(_) => None,
+        }
+    }
+
+    /// Calls `f` with the name's bytes.
+    #[inline]
+    fn with<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        match self {
+            Name::Long(name) => f(name),
+            Name::Short((a, b)) => {
+                let mut bytes = [0u8; 16];
+                bytes[..8].copy_from_slice(&a.to_le_bytes());
+                bytes[8..].copy_from_slice(&b.to_le_bytes());
+                let len = bytes.iter().position(|&b| b == b';').unwrap_or(16);
+                f(&bytes[..len])
+            }
+        }
+    }
+
+    /// The name as an entry holds it.
+    fn into_raw(self) -> RawName {
+        match self {
+            Name::Long(name) => RawName::from_vec(name.into_vec()),
+            short => short.with(RawName::from_slice),
+        }
+    }
+}
+
+/// Stations made entries between two shrinks of their vector
+/// ([`Accumulator::into_sorted`]).
+const BATCH: usize = 1 << 16;
 
 /// How many rows behind its lookup a row is added: time for the cache
 /// line it counts in (a window's bin) to come, which a table of thousands
@@ -151,7 +292,7 @@ struct Behind {
 }
 
 /// One thread's stations, each keeping `K`.
-pub struct Keeping<K> {
+pub struct Keeping<K: Keep> {
     /// The stations, in the order they were first seen: a vector rather
     /// than the tables' own buckets, which a table keeps up to twice as
     /// many of as it holds.
@@ -161,15 +302,18 @@ pub struct Keeping<K> {
     /// The stations of longer names, by their bytes' hash.
     long: HashTable<u32>,
     hasher: foldhash::fast::RandomState,
+    /// What the stations share.
+    store: K::Store,
 }
 
-impl<K> Default for Keeping<K> {
+impl<K: Keep> Default for Keeping<K> {
     fn default() -> Keeping<K> {
         Keeping {
             stations: Vec::new(),
             short: HashTable::new(),
             long: HashTable::new(),
             hasher: Default::default(),
+            store: Default::default(),
         }
     }
 }
@@ -181,10 +325,11 @@ impl<K: Keep> Keeping<K> {
     fn find(&self, name: &[u8], key: Option<(u64, u64)>, hash: u64) -> Option<usize> {
         let stations = &self.stations;
         let at = match key {
-            Some(key) => self.short.find(hash, |&i| stations[i as usize].key == key),
-            None => self
-                .long
-                .find(hash, |&i| *stations[i as usize].name == *name),
+            Some(key) => (self.short).find(hash, |&i| stations[i as usize].name.key() == Some(key)),
+            None => self.long.find(
+                hash,
+                |&i| matches!(&stations[i as usize].name, Name::Long(n) if **n == *name),
+            ),
         };
         at.map(|&i| i as usize)
     }
@@ -223,12 +368,14 @@ impl<K: Keep> Keeping<K> {
             return self.add_new(name, key, value, first);
         };
         if !self.stations[i].kept.prefetch(value) {
-            self.stations[i].kept.add(value);
+            self.stations[i].kept.add(&mut self.store, value);
             return true;
         }
         let row = &mut behind.rows[behind.n % LAG];
         if behind.n >= LAG {
-            self.stations[row.0 as usize].kept.add(row.1);
+            self.stations[row.0 as usize]
+                .kept
+                .add(&mut self.store, row.1);
         }
         // `find` gave an index the tables hold, a `u32`.
         *row = (i as u32, value);
@@ -240,7 +387,7 @@ impl<K: Keep> Keeping<K> {
     fn catch_up(&mut self, behind: &Behind) {
         for k in behind.n.saturating_sub(LAG)..behind.n {
             let (i, value) = behind.rows[k % LAG];
-            self.stations[i as usize].kept.add(value);
+            self.stations[i as usize].kept.add(&mut self.store, value);
         }
     }
 
@@ -289,10 +436,10 @@ impl<K: Keep> Keeping<K> {
         if name.contains(&b'\n') {
             return false;
         }
+        let kept = K::new(&mut self.store, value);
         self.insert(Station {
-            key: key.unwrap_or_default(),
-            name: RawName::from_slice(name),
-            kept: K::new(value),
+            name: key.map_or_else(|| Name::Long(name.into()), Name::Short),
+            kept,
             first,
         });
         true
@@ -305,13 +452,15 @@ impl<K: Keep> Keeping<K> {
         let i = u32::try_from(self.stations.len()).expect("fewer than 2^32 stations");
         let hasher = &self.hasher;
         let stations = &self.stations;
-        if station.key != (0, 0) {
-            let hash = hasher.hash_one(station.key);
-            let rehash = |&j: &u32| hasher.hash_one(stations[j as usize].key);
+        if let Some(key) = station.name.key() {
+            let hash = hasher.hash_one(key);
+            // The short table holds only short names.
+            let rehash =
+                |&j: &u32| hasher.hash_one(stations[j as usize].name.key().unwrap_or_default());
             self.short.insert_unique(hash, i, rehash);
         } else {
-            let hash = hasher.hash_one(&*station.name);
-            let rehash = |&j: &u32| hasher.hash_one(&*stations[j as usize].name);
+            let hash = station.name.with(|name| hasher.hash_one(name));
+            let rehash = |&j: &u32| stations[j as usize].name.with(|name| hasher.hash_one(name));
             self.long.insert_unique(hash, i, rehash);
         }
         self.stations.push(station);
@@ -372,31 +521,50 @@ impl<K: Keep + Send> Accumulator for Keeping<K> {
     const ABSORBS: bool = true;
 
     /// Folds another thread's stations in, freeing each one's values as it
-    /// goes, so that two threads' counts are not held twice over.
+    /// goes, so that two threads' counts are not held twice over; the
+    /// pages freed among the blocks kept go back to the system.
     fn absorb(&mut self, other: Self) {
-        for station in other.stations {
-            let key = (station.key != (0, 0)).then_some(station.key);
-            let hash = self.hash(&station.name, key);
-            match self.find(&station.name, key, hash) {
+        let by = self.store.append(other.store);
+        for mut station in other.stations {
+            station.kept.renumber(by);
+            let key = station.name.key();
+            let found = station
+                .name
+                .with(|name| self.find(name, key, self.hash(name, key)));
+            match found {
                 Some(i) => {
                     let mine = &mut self.stations[i];
-                    mine.kept.absorb(station.kept);
+                    mine.kept.absorb(&mut self.store, station.kept);
                     mine.first = mine.first.min(station.first);
                 }
                 None => self.insert(station),
             }
         }
+        bits::trim_heap();
     }
 
+    /// Entries are made from the last station back, the stations'
+    /// vector shrunk every [`BATCH`], so that a million stations and their
+    /// entries are not held at once.
     fn into_sorted(self) -> Vec<Entry> {
-        let mut stations = self.stations;
-        stations.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-        (stations.into_iter())
-            .map(|s| Entry {
-                name: s.name,
-                stats: s.kept.into_stats(),
+        let Keeping {
+            mut stations,
+            store,
+            ..
+        } = self;
+        let store = Arc::new(store);
+        stations.sort_unstable_by(|a, b| a.name.with(|x| b.name.with(|y| x.cmp(y))));
+        let mut entries = Vec::with_capacity(stations.len());
+        while !stations.is_empty() {
+            let rest = stations.len().saturating_sub(BATCH);
+            entries.extend(stations.drain(rest..).rev().map(|s| Entry {
+                name: s.name.into_raw(),
+                stats: s.kept.into_stats(&store),
                 first: s.first,
-            })
-            .collect()
+            }));
+            stations.shrink_to_fit();
+        }
+        entries.reverse();
+        entries
     }
 }

@@ -29,7 +29,7 @@ pub(crate) mod naive;
 use std::sync::Arc;
 
 pub use self::config::{Engine, Options, MAX_THREADS};
-use crate::detail::{Counts, Kept};
+use crate::detail::Kept;
 use crate::error::Fault;
 use crate::summary::Entry;
 
@@ -123,7 +123,7 @@ impl Engine {
         match (self, job.kept()) {
             (Engine::Naive, _) => job.naive(),
             (_, Kept::Squares) => job.parallel::<keeping::Keeping<keeping::Moments>>(),
-            (_, Kept::Counts) => job.parallel::<keeping::Keeping<Counts>>(),
+            (_, Kept::Counts) => job.parallel::<keeping::Keeping<keeping::Tally>>(),
             (Engine::Chunked, Kept::Basic) => job.parallel::<chunked::Chunked>(),
             (Engine::Swar, Kept::Basic) => job.parallel::<fast::SwarEngine>(),
             (Engine::Fast, Kept::Basic) => job.parallel::<fast::Fast>(),
