@@ -1,12 +1,13 @@
 //! How many times each distinct value of a key occurs ([`Counts`]), for
-//! the median and percentiles: in one of three forms, chosen as a key's
-//! values arrive. The values themselves, as they came (a key seen up to
+//! the median and percentiles: in one of four kinds of form, chosen as a
+//! key's values arrive. The values themselves, as they came (a key seen up to
 //! [`RAW`] times, as most of a million keys are), in 16 bits while they
 //! fit (the challenge's tenths always do); dense 16-bit counts over a
 //! window of values (the challenge's tenths: an add is an index and an
 //! increment), widened to 32 bits when a count passes 16; or a hash map
 //! (values spread thinly over a wide domain, or a count past 32 bits).
-//! Every form takes 24 bytes or a box, so that a key's counts take 32.
+//! Every form takes at most 24 bytes beside its tag, boxing what would
+//! take more, so that a key's counts take 32.
 //! A text run's keys end with their first values in a thread's pool
 //! ([`super::pool`]), which their counts share until one is changed.
 
@@ -78,7 +79,7 @@ impl Counts {
         match &self.0 {
             Form::Raw16(values) => raw_at_rank(values, rank),
             Form::Raw32(values) => raw_at_rank(values, rank),
-            Form::Pooled { pool, chain } => raw_at_rank(&pooled(pool, chain), rank),
+            Form::Pooled { pool, chain } => raw_at_rank(&chain_values(pool, chain), rank),
             Form::Window { lo, bins } => bin_at_rank(*lo, bins, rank),
             Form::Wide { lo, bins } => bin_at_rank(*lo, bins, rank),
             Form::Map(_) => {
@@ -99,6 +100,13 @@ impl Counts {
     }
 }
 
+/// Where `value` is in a window from `lo`: past any window (`usize::MAX`)
+/// where it is below `lo` or beyond what an index holds.
+#[inline(always)]
+fn window_index(lo: i64, value: i64) -> usize {
+    usize::try_from(value.wrapping_sub(lo) as u64).unwrap_or(usize::MAX)
+}
+
 /// The value of the `rank`-th count (from 1) of a window's `bins` from
 /// `lo`.
 fn bin_at_rank<T: Copy + Into<u64>>(lo: i64, bins: &[T], rank: u128) -> Option<i64> {
@@ -114,7 +122,7 @@ fn bin_at_rank<T: Copy + Into<u64>>(lo: i64, bins: &[T], rank: u128) -> Option<i
 }
 
 /// The values `chain` holds in `pool`, each within 11 bits.
-fn pooled(pool: &Pool, chain: &Chain) -> Vec<i16> {
+fn chain_values(pool: &Pool, chain: &Chain) -> Vec<i16> {
     let mut values = Vec::with_capacity(chain.len() as usize);
     chain.visit(pool, |v| values.push(v as i16));
     values
@@ -207,8 +215,7 @@ impl Form {
     #[inline]
     fn add(&mut self, value: i64, n: u64) {
         if let Form::Window { lo, bins } = self {
-            let at = value.wrapping_sub(*lo) as u64;
-            if let Some(bin) = bins.get_mut(at as usize) {
+            if let Some(bin) = bins.get_mut(window_index(*lo, value)) {
                 if let Some(sum) = u16::try_from(n).ok().and_then(|n| bin.checked_add(n)) {
                     *bin = sum;
                     return;
@@ -224,7 +231,7 @@ impl Form {
     fn add_elsewhere(&mut self, value: i64, n: u64) {
         match self {
             Form::Window { lo, bins } => {
-                if value.wrapping_sub(*lo) as u64 >= bins.len() as u64 {
+                if window_index(*lo, value) >= bins.len() {
                     return self.reshape_and_add(value, n);
                 }
                 let bins = bins.iter().map(|&b| b.into()).collect();
@@ -232,7 +239,7 @@ impl Form {
                 return self.add_elsewhere(value, n);
             }
             Form::Wide { lo, bins } => {
-                let Some(bin) = bins.get_mut(value.wrapping_sub(*lo) as usize) else {
+                let Some(bin) = bins.get_mut(window_index(*lo, value)) else {
                     return self.reshape_and_add(value, n);
                 };
                 if let Some(sum) = u32::try_from(n).ok().and_then(|n| bin.checked_add(n)) {
@@ -246,7 +253,7 @@ impl Form {
                 let mut owned = Form::default();
                 chain.visit(pool, |v| owned.add(v, 1));
                 *self = owned;
-                return self.add_elsewhere(value, n);
+                return self.add(value, n);
             }
             Form::Raw16(values) => {
                 if push_raw(values, value, n) {
@@ -365,7 +372,7 @@ impl Form {
         let mut pairs: Vec<(i64, u64)> = match self {
             Form::Raw16(values) => return raw_sorted(values),
             Form::Raw32(values) => return raw_sorted(values),
-            Form::Pooled { pool, chain } => return raw_sorted(&pooled(pool, chain)),
+            Form::Pooled { pool, chain } => return raw_sorted(&chain_values(pool, chain)),
             Form::Map(map) => map.iter().map(|(&v, &n)| (v, n)).collect(),
             Form::Window { .. } | Form::Wide { .. } => {
                 let mut pairs = Vec::new();

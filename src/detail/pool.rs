@@ -162,8 +162,8 @@ impl Pool {
     }
 }
 
-/// One key's values in a [`Pool`], as they came: the first block holds
-/// the newest, and every block after it is full.
+/// One key's values in a [`Pool`], in no order that counts: the first
+/// block is the one filling, and every block after it is full.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Chain {
     head: u32,
@@ -203,7 +203,7 @@ impl Chain {
         true
     }
 
-    /// Calls `f` with each value, newest block first.
+    /// Calls `f` with each value.
     pub fn visit(&self, pool: &Pool, mut f: impl FnMut(i64)) {
         let (mut i, mut n) = (self.head, if self.is_empty() { 0 } else { self.in_head() });
         while n > 0 {
@@ -231,11 +231,10 @@ impl Chain {
         if other.is_empty() {
             return;
         }
-        let head = pool.block(other.head);
-        let values: Vec<u32> = (0..other.in_head()).map(|k| head.get(k)).collect();
+        let (head, n) = (*pool.block(other.head), other.in_head());
         let rest = head.0[0];
         pool.release(other.head, other.head);
-        for v in values {
+        for v in (0..n).map(|k| head.get(k)) {
             let pushed = self.push(pool, i64::from(v) - OFFSET);
             debug_assert!(pushed);
         }
@@ -325,6 +324,45 @@ mod tests {
                 proptest::prop_assert_eq!(chain.len() as usize, want.len());
                 proptest::prop_assert_eq!(&got, want);
             }
+        }
+    }
+
+    #[test]
+    fn pools_of_several_slabs_appended_in_turn_keep_every_chain() {
+        const CHAINS: usize = 1000;
+        // More values than a slab holds, spread over the chains.
+        let fill = |seed: usize| {
+            let (mut pool, mut chains) = (Pool::default(), vec![Chain::default(); CHAINS]);
+            let mut model = vec![Vec::new(); CHAINS];
+            for k in 0..SLAB * PER_BLOCK as usize + 5000 {
+                let (c, v) = ((k * 7 + seed) % CHAINS, ((k + seed) % 2000) as i64 - 1000);
+                assert!(chains[c].push(&mut pool, v));
+                model[c].push(v);
+            }
+            (pool, chains, model)
+        };
+        let (mut pool, mut chains, mut model) = fill(0);
+        for seed in [1, 2] {
+            let (other, theirs, their_model) = fill(seed);
+            let by = pool.append(other);
+            for (c, (mut chain, values)) in theirs.into_iter().zip(their_model).enumerate() {
+                chain.renumber(by);
+                // Every other chain spliced, the rest freed.
+                if c % 2 == 0 {
+                    chains[c].splice(&mut pool, chain);
+                    model[c].extend(values);
+                } else {
+                    chain.free(&mut pool);
+                }
+            }
+        }
+        assert!(pool.slabs.len() > 3);
+        for (chain, want) in chains.iter().zip(&mut model) {
+            let mut got = Vec::new();
+            chain.visit(&pool, |v| got.push(v));
+            got.sort_unstable();
+            want.sort_unstable();
+            assert_eq!(&got, want);
         }
     }
 

@@ -123,7 +123,9 @@ impl Keep for Moments {
 /// Counts per value: a station's first [`RAW`] values in a chain of its
 /// thread's pool, then counts of their own.
 pub enum Tally {
+    /// Up to [`RAW`] values, in the thread's pool.
     Chain(Chain),
+    /// More, counted.
     Counts(Counts),
 }
 
