@@ -114,6 +114,17 @@ fn dialect() -> Dialect {
 }
 
 fn read(bytes: &[u8], stream: bool, options: &Options, masks: Masks) -> Result<Summary, RunError> {
+    read_as(bytes, &dialect(), stream, options, masks)
+}
+
+/// [`read`] in `dialect`.
+fn read_as(
+    bytes: &[u8],
+    dialect: &Dialect,
+    stream: bool,
+    options: &Options,
+    masks: Masks,
+) -> Result<Summary, RunError> {
     let content = match stream {
         true => Content::Stream(Box::new(bytes)),
         false => Content::Bytes(Bytes {
@@ -126,7 +137,7 @@ fn read(bytes: &[u8], stream: bool, options: &Options, masks: Masks) -> Result<S
     let contents = std::iter::once((0, Ok(content)));
     aggregate_with(
         contents,
-        &dialect(),
+        dialect,
         options,
         &AtomicU64::new(0),
         Kept::Basic,
@@ -269,6 +280,45 @@ fn values_of_no_common_scale_fail_at_the_row_an_ordered_read_fails_at() {
         ),
     ] {
         values_of_no_common_scale(text, line, column, found);
+    }
+}
+
+#[test]
+fn rows_skipped_for_want_of_a_common_scale_are_those_an_ordered_read_skips() {
+    let mut skipping = dialect();
+    skipping.skip_bad_rows = true;
+    // A value that a chunk's table, which has not seen line 2, takes at
+    // its scale, but that a read in order refuses (and so skips) at line
+    // 2's; hundreds of rows between them, so that some thread's table
+    // holds the one and not the other.
+    let between = "1,b,1\n".repeat(300);
+    let texts = [
+        format!("t,k,v\n1,a,0.12345678\n{between}1,d,0.12345\n1,c,999999999999\n1,b,7\n"),
+        format!("t,k,v\n1,a,99999999999999999\n{between}1,c,0.52\n1,b,3\n"),
+    ];
+    for text in &texts {
+        let one = Options {
+            threads: 1,
+            chunk_size: 1 << 20,
+        };
+        let want = read_as(text.as_bytes(), &skipping, false, &one, Masks::best()).unwrap();
+        assert_eq!(want.skipped().0, 1);
+        for masks in masks() {
+            for (threads, chunk_size) in [(2, 16), (3, 64), (2, 200)] {
+                let options = Options {
+                    threads,
+                    chunk_size,
+                };
+                for stream in [false, true] {
+                    for _ in 0..8 {
+                        let got = read_as(text.as_bytes(), &skipping, stream, &options, masks);
+                        let got = got.unwrap();
+                        assert_eq!(got.skipped(), want.skipped(), "{options:?} {stream}");
+                        assert_eq!(got, want, "{options:?} {stream}");
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -453,25 +503,7 @@ fn bad_rows_skipped_are_counted_and_named_however_the_file_is_cut() {
                 chunk_size,
             };
             for stream in [false, true] {
-                let content = match stream {
-                    true => Content::Stream(Box::new(text.as_bytes())),
-                    false => Content::Bytes(Bytes {
-                        held: Held::Slice(text.as_bytes()),
-                        lo: 0,
-                        window: 0..usize::MAX,
-                        rest: 0,
-                    }),
-                };
-                let contents = std::iter::once((0, Ok(content)));
-                let got = aggregate_with(
-                    contents,
-                    &skipping,
-                    &options,
-                    &AtomicU64::new(0),
-                    Kept::Basic,
-                    masks,
-                );
-                let got = got.unwrap();
+                let got = read_as(text.as_bytes(), &skipping, stream, &options, masks).unwrap();
                 let (count, first) = got.skipped();
                 assert_eq!(count, 6, "{options:?} {stream}");
                 let lines: Vec<u64> = (1..=5).map(|k| lines_before + k).collect();
