@@ -1,0 +1,307 @@
+//! The delimited reader against a model: random files with every quoting
+//! case, read through bytes in memory and streams, with every mask
+//! builder, thread count and chunk size, give the model's stats; bad
+//! files give their first fault's line and column (`faults`).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicU64;
+
+use super::masks::Masks;
+use super::run::aggregate_with;
+use super::{CellError, Column, DelimitedError, Dialect};
+use crate::detail::Kept;
+use crate::driver::{Bytes, Content, Held, RunError};
+use crate::engine::Options;
+use crate::error::Error;
+use crate::stats::Stats;
+use crate::summary::Summary;
+
+mod faults;
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+fn masks() -> Vec<Masks> {
+    Masks::all()
+}
+
+/// Quotes `cell` as RFC 4180 does, always or when it must.
+fn quoted(cell: &str, always: bool) -> String {
+    if always || cell.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", cell.replace('"', "\"\""))
+    } else {
+        cell.to_string()
+    }
+}
+
+/// A random file of `rows` rows (`note,site,reading`) and the model's
+/// summary of it: every value at the file's largest scale.
+fn file(seed: u64, rows: usize) -> (Vec<u8>, Summary) {
+    let mut rng = Rng(seed | 1);
+    let sites = ["Oslo", "Kraków, PL", "say \"hi\"", "a|b", "é", "x y"];
+    let mut text = String::from("note,site,reading");
+    let crlf = rng.below(2) == 0;
+    let eol = if crlf { "\r\n" } else { "\n" };
+    text.push_str(eol);
+    let mut values: Vec<(usize, Option<(i64, u32)>)> = Vec::new();
+    for _ in 0..rows {
+        let site = rng.below(sites.len() as u64) as usize;
+        let note = match rng.below(4) {
+            0 => "two\nlines, \"quoted\"".to_string(),
+            1 => String::new(),
+            _ => format!("n{}", rng.below(1000)),
+        };
+        let (cell, value) = match rng.below(12) {
+            0 => ("".to_string(), None),
+            1 => ("NA".to_string(), None),
+            _ => {
+                let scale = rng.below(4) as u32;
+                let units = rng.below(2_000_001) as i64 - 1_000_000;
+                let p = 10i64.pow(scale);
+                let sign = if units < 0 { "-" } else { "" };
+                let (whole, frac) = (units.abs() / p, units.abs() % p);
+                let cell = match scale {
+                    0 => format!("{sign}{whole}"),
+                    s => format!("{sign}{whole}.{frac:0w$}", w = s as usize),
+                };
+                (cell, Some((units, scale)))
+            }
+        };
+        let always = rng.below(3) == 0;
+        let row = [
+            quoted(&note, always),
+            quoted(sites[site], always),
+            quoted(&cell, always && rng.below(2) == 0),
+        ];
+        text.push_str(&row.join(","));
+        text.push_str(eol);
+        values.push((site, value));
+    }
+    if rng.below(2) == 0 {
+        text.truncate(text.len() - eol.len());
+    }
+    let scale = values
+        .iter()
+        .filter_map(|v| v.1.map(|v| v.1))
+        .max()
+        .unwrap_or(0);
+    let mut model: BTreeMap<&str, Stats> = BTreeMap::new();
+    for (site, value) in values {
+        let s = match value {
+            None => Stats::missing(),
+            Some((units, s)) => Stats::new(units * 10i64.pow(scale - s)),
+        };
+        model
+            .entry(sites[site])
+            .and_modify(|m| m.merge(&s))
+            .or_insert(s);
+    }
+    let summary: Summary = model.into_iter().collect();
+    (
+        text.into_bytes(),
+        summary.at_scale(scale).counting_missing(true),
+    )
+}
+
+fn dialect() -> Dialect {
+    Dialect::csv(vec![Column::Position(2)], Column::Position(3))
+}
+
+fn read(bytes: &[u8], stream: bool, options: &Options, masks: Masks) -> Result<Summary, RunError> {
+    read_as(bytes, &dialect(), stream, options, masks)
+}
+
+/// [`read`] in `dialect`.
+fn read_as(
+    bytes: &[u8],
+    dialect: &Dialect,
+    stream: bool,
+    options: &Options,
+    masks: Masks,
+) -> Result<Summary, RunError> {
+    let content = match stream {
+        true => Content::Stream(Box::new(bytes)),
+        false => Content::Bytes(Bytes {
+            held: Held::Slice(bytes),
+            lo: 0,
+            window: 0..usize::MAX,
+            rest: 0,
+        }),
+    };
+    let contents = std::iter::once((0, Ok(content)));
+    aggregate_with(
+        contents,
+        dialect,
+        options,
+        &AtomicU64::new(0),
+        Kept::Basic,
+        masks,
+    )
+}
+
+#[test]
+fn random_files_read_as_the_model_says_however_they_are_cut() {
+    for seed in 1..40 {
+        let (bytes, want) = file(seed, 1 + seed as usize * 7);
+        for masks in masks() {
+            for (threads, chunk_size) in [(1, 1 << 20), (2, 1), (3, 17), (2, 64), (4, 200)] {
+                let options = Options {
+                    threads,
+                    chunk_size,
+                };
+                for stream in [false, true] {
+                    let got = read(&bytes, stream, &options, masks).unwrap();
+                    assert_eq!(
+                        got, want,
+                        "seed {seed} {masks:?} {options:?} stream {stream}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn headers_must_name_the_columns_and_agree_across_files() {
+    let options = Options::default();
+    let named = Dialect::csv(vec![Column::Name("site".into())], Column::Position(2));
+    let content = Content::Bytes(Bytes {
+        held: Held::Slice(b"a,b\n1,2\n"),
+        lo: 0,
+        window: 0..usize::MAX,
+        rest: 0,
+    });
+    let contents = std::iter::once((0, Ok(content)));
+    let failed = aggregate_with(
+        contents,
+        &named,
+        &options,
+        &AtomicU64::new(0),
+        Kept::Basic,
+        Masks::best(),
+    );
+    let failed = failed.unwrap_err();
+    let Error::Delimited(e) = failed.error else {
+        panic!()
+    };
+    assert_eq!(
+        e.kind,
+        CellError::MissingColumn {
+            column: "`site`".into(),
+            found: vec!["a".into(), "b".into()],
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "line 1: expected a column `site`, found columns a, b"
+    );
+    let two = [&b"n,site,v\n1,a,2\n"[..], b"n,site,w\n1,a,2\n"];
+    let contents = two.iter().enumerate().map(|(i, b)| {
+        let bytes = Bytes {
+            held: Held::Slice(b),
+            lo: 0,
+            window: 0..usize::MAX,
+            rest: 0,
+        };
+        (i, Ok(Content::Bytes(bytes)))
+    });
+    let failed = aggregate_with(
+        contents,
+        &dialect(),
+        &options,
+        &AtomicU64::new(0),
+        Kept::Basic,
+        Masks::best(),
+    );
+    let failed = failed.unwrap_err();
+    assert_eq!(failed.input, 1);
+    assert_eq!(
+        failed.error.to_string(),
+        "line 1: expected the header of the first file, found another one"
+    );
+}
+
+#[test]
+fn windows_read_each_row_once_between_them() {
+    let (bytes, want) = file(7, 300);
+    for cuts in [2usize, 3, 7] {
+        let step = bytes.len().div_ceil(cuts);
+        let mut merged: BTreeMap<String, Stats> = BTreeMap::new();
+        let mut scale = 0;
+        for k in 0..cuts {
+            let window = k * step..((k + 1) * step).min(bytes.len());
+            let content = Content::Bytes(Bytes {
+                held: Held::Slice(&bytes),
+                lo: 0,
+                window: if k + 1 == cuts {
+                    window.start..usize::MAX
+                } else {
+                    window
+                },
+                rest: 0,
+            });
+            let options = Options {
+                threads: 2,
+                chunk_size: 50,
+            };
+            let contents = std::iter::once((0, Ok(content)));
+            let got = aggregate_with(
+                contents,
+                &dialect(),
+                &options,
+                &AtomicU64::new(0),
+                Kept::Basic,
+                Masks::best(),
+            );
+            let got = got.unwrap().rescaled(want.scale()).unwrap();
+            scale = got.scale();
+            for (name, s) in got.iter() {
+                merged
+                    .entry(name.into())
+                    .and_modify(|m| m.merge(s))
+                    .or_insert(s.clone());
+            }
+        }
+        let merged: Summary = merged.into_iter().collect();
+        assert_eq!(
+            merged.at_scale(scale).counting_missing(true),
+            want,
+            "{cuts} cuts"
+        );
+    }
+}
+
+#[test]
+fn a_header_only_stream_ends_after_its_first_row_whatever_the_reads() {
+    use std::io::Read;
+    // A line feed inside quotes ends no row; reads of one byte up to all.
+    let text = b"\"a\nb\",\"c\"\"\"\nx,1\ny,2\n";
+    let header = b"\"a\nb\",\"c\"\"\"\n";
+    for step in [1, 2, 5, text.len()] {
+        let mut reader = super::run::HeaderOnly::new(&text[..]);
+        let mut got = Vec::new();
+        let mut buf = vec![0; step];
+        loop {
+            let n = reader.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(got, header, "{step}");
+    }
+    // A stream of one row without its line feed is all header.
+    let mut got = Vec::new();
+    super::run::HeaderOnly::new(&b"a,b"[..])
+        .read_to_end(&mut got)
+        .unwrap();
+    assert_eq!(got, b"a,b");
+}
