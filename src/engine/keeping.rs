@@ -137,12 +137,17 @@ impl Tally {
     fn grow(&mut self, pool: &mut Pool, value: i64) {
         if let Tally::Chain(chain) = *self {
             let mut counts = Counts::default();
-            chain.visit(pool, |v| counts.add(v, 1));
-            chain.free(pool);
+            count_into(&mut counts, chain, pool);
             *self = Tally::Counts(counts);
         }
         self.add(pool, value);
     }
+}
+
+/// Adds the values `chain` holds to `counts`, its blocks given back.
+fn count_into(counts: &mut Counts, chain: Chain, pool: &mut Pool) {
+    chain.visit(pool, |v| counts.add(v, 1));
+    chain.free(pool);
 }
 
 impl Keep for Tally {
@@ -178,17 +183,13 @@ impl Keep for Tally {
                     Tally::Counts(counts) => counts,
                     Tally::Chain(chain) => {
                         let mut counts = Counts::default();
-                        chain.visit(pool, |v| counts.add(v, 1));
-                        chain.free(pool);
+                        count_into(&mut counts, chain, pool);
                         counts
                     }
                 };
                 match other {
                     Tally::Counts(other) => counts.merge(&other),
-                    Tally::Chain(chain) => {
-                        chain.visit(pool, |v| counts.add(v, 1));
-                        chain.free(pool);
-                    }
+                    Tally::Chain(chain) => count_into(&mut counts, chain, pool),
                 }
                 *self = Tally::Counts(counts);
             }
