@@ -293,14 +293,7 @@ fn a_stream_that_breaks_fails_after_the_rows_read_whole_before_it() {
         ("a,b,c\nx,y,1\n", None),
     ] {
         let contents = std::iter::once((0, Ok(Content::Stream(Box::new(Broken(text.as_bytes()))))));
-        let got = aggregate_with(
-            contents,
-            &dialect(),
-            &Options::default(),
-            &AtomicU64::new(0),
-            Kept::Basic,
-            Masks::best(),
-        );
+        let got = aggregate(contents, &dialect(), &Options::default(), Masks::best());
         match (got.map(|_| ()).unwrap_err().error, line) {
             (Error::Delimited(e), Some(line)) => assert_eq!(e.line, line, "{text:?}"),
             (Error::Io(e), None) => assert_eq!(e.to_string(), "the stream broke", "{text:?}"),

@@ -119,6 +119,23 @@ fn read(bytes: &[u8], stream: bool, options: &Options, masks: Masks) -> Result<S
     read_as(bytes, &dialect(), stream, options, masks)
 }
 
+/// The stats of `contents` in `dialect`, keeping the basic stats.
+fn aggregate<'a>(
+    contents: impl Iterator<Item = (usize, std::io::Result<Content<'a>>)>,
+    dialect: &Dialect,
+    options: &Options,
+    masks: Masks,
+) -> Result<Summary, RunError> {
+    aggregate_with(
+        contents,
+        dialect,
+        options,
+        &AtomicU64::new(0),
+        Kept::Basic,
+        masks,
+    )
+}
+
 /// [`read`] in `dialect`.
 fn read_as(
     bytes: &[u8],
@@ -137,14 +154,7 @@ fn read_as(
         }),
     };
     let contents = std::iter::once((0, Ok(content)));
-    aggregate_with(
-        contents,
-        dialect,
-        options,
-        &AtomicU64::new(0),
-        Kept::Basic,
-        masks,
-    )
+    aggregate(contents, dialect, options, masks)
 }
 
 #[test]
@@ -180,14 +190,7 @@ fn headers_must_name_the_columns_and_agree_across_files() {
         rest: 0,
     });
     let contents = std::iter::once((0, Ok(content)));
-    let failed = aggregate_with(
-        contents,
-        &named,
-        &options,
-        &AtomicU64::new(0),
-        Kept::Basic,
-        Masks::best(),
-    );
+    let failed = aggregate(contents, &named, &options, Masks::best());
     let failed = failed.unwrap_err();
     let Error::Delimited(e) = failed.error else {
         panic!()
@@ -213,14 +216,7 @@ fn headers_must_name_the_columns_and_agree_across_files() {
         };
         (i, Ok(Content::Bytes(bytes)))
     });
-    let failed = aggregate_with(
-        contents,
-        &dialect(),
-        &options,
-        &AtomicU64::new(0),
-        Kept::Basic,
-        Masks::best(),
-    );
+    let failed = aggregate(contents, &dialect(), &options, Masks::best());
     let failed = failed.unwrap_err();
     assert_eq!(failed.input, 1);
     assert_eq!(
@@ -253,14 +249,7 @@ fn windows_read_each_row_once_between_them() {
                 chunk_size: 50,
             };
             let contents = std::iter::once((0, Ok(content)));
-            let got = aggregate_with(
-                contents,
-                &dialect(),
-                &options,
-                &AtomicU64::new(0),
-                Kept::Basic,
-                Masks::best(),
-            );
+            let got = aggregate(contents, &dialect(), &options, Masks::best());
             let got = got.unwrap().rescaled(want.scale()).unwrap();
             scale = got.scale();
             for (name, s) in got.iter() {
