@@ -13,28 +13,107 @@ use super::{CellError, CellFault, Layout, Slot, KEY_JOIN};
 use crate::detail::Kept;
 use crate::stats::{Stats, MAX_KEY_LEN, MAX_UNITS};
 
-/// A key as a table holds it: hashed in one write, compared by
-/// [`same`].
-struct Key(Box<[u8]>);
+/// Bytes of a key held in its bucket, where a short key is compared
+/// without a load from elsewhere.
+const HEAD: usize = 16;
+
+/// A key as a table holds it: its first [`HEAD`] bytes in two words,
+/// zeros past its end, and all its bytes. A key of at most [`HEAD`] bytes
+/// is hashed and compared by its words and length alone.
+struct Key {
+    head: [u64; 2],
+    bytes: Box<[u8]>,
+}
 
 /// A row's key, looked up in a table as the [`Key`] of the same bytes.
-struct Probe<'a>(&'a [u8]);
+struct Probe<'a> {
+    head: [u64; 2],
+    bytes: &'a [u8],
+}
+
+impl<'a> Probe<'a> {
+    /// The key `within[start..end]`.
+    #[inline(always)]
+    fn new(within: &'a [u8], start: usize, end: usize) -> Probe<'a> {
+        let rest = &within[start..];
+        let bytes = &rest[..end - start];
+        let word = match rest.first_chunk::<HEAD>() {
+            // The key and the bytes after it, in one load.
+            Some(head) => u128::from_le_bytes(*head),
+            None => padded(bytes),
+        };
+        let head = word & KEEP[bytes.len().min(HEAD)];
+        Probe {
+            head: [head as u64, (head >> 64) as u64],
+            bytes,
+        }
+    }
+}
+
+/// For each length up to [`HEAD`], the bits of a word that hold a key's
+/// bytes: a load, where a shift by a variable count of a 128-bit word
+/// takes several instructions.
+const KEEP: [u128; HEAD + 1] = {
+    let mut keep = [u128::MAX; HEAD + 1];
+    let mut n = 0;
+    while n < HEAD {
+        keep[n] = (1u128 << (8 * n)) - 1;
+        n += 1;
+    }
+    keep
+};
+
+/// The first [`HEAD`] bytes of `bytes`, zeros past its end, as a word.
+fn padded(bytes: &[u8]) -> u128 {
+    let mut head = [0u8; HEAD];
+    let n = bytes.len().min(HEAD);
+    head[..n].copy_from_slice(&bytes[..n]);
+    u128::from_le_bytes(head)
+}
+
+impl Key {
+    fn new(bytes: &[u8]) -> Key {
+        let head = padded(bytes);
+        Key {
+            head: [head as u64, (head >> 64) as u64],
+            bytes: bytes.into(),
+        }
+    }
+}
+
+/// Hashes a key: a short one by its words, a longer one by all its bytes,
+/// so that long keys sharing their first bytes spread.
+#[inline(always)]
+fn hash_key<H: Hasher>(head: [u64; 2], bytes: &[u8], state: &mut H) {
+    match bytes.len() {
+        // One multiply for both words.
+        ..=HEAD => state.write_u128(u128::from(head[1]) << 64 | u128::from(head[0])),
+        _ => state.write(bytes),
+    }
+}
+
+/// Whether two keys, each given as its words and bytes, are the same.
+#[inline(always)]
+fn same(a: ([u64; 2], &[u8]), b: ([u64; 2], &[u8])) -> bool {
+    a.1.len() == b.1.len() && a.0 == b.0 && (a.1.len() <= HEAD || a.1[HEAD..] == b.1[HEAD..])
+}
 
 impl Hash for Key {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write(&self.0);
+        hash_key(self.head, &self.bytes, state);
     }
 }
 
 impl Hash for Probe<'_> {
+    #[inline(always)]
     fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write(self.0);
+        hash_key(self.head, self.bytes, state);
     }
 }
 
 impl PartialEq for Key {
     fn eq(&self, other: &Key) -> bool {
-        same(&self.0, &other.0)
+        same((self.head, &self.bytes), (other.head, &other.bytes))
     }
 }
 
@@ -43,25 +122,7 @@ impl Eq for Key {}
 impl Equivalent<Key> for Probe<'_> {
     #[inline(always)]
     fn equivalent(&self, key: &Key) -> bool {
-        same(self.0, &key.0)
-    }
-}
-
-/// Whether `a` and `b` are the same bytes: for up to 16 bytes, two
-/// overlapping loads a side, where a call to `memcmp` for each row's short
-/// key cost more than the compare itself.
-#[inline(always)]
-fn same(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    let word = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8"));
-    let half = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().expect("4"));
-    match n {
-        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
-        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
-        _ => a == b,
+        same((self.head, self.bytes), (key.head, &key.bytes))
     }
 }
 
@@ -108,7 +169,7 @@ impl Table {
         let refused = (self.map.iter())
             .find(|(_, s)| s.count > 0 && (up(s.min).is_none() || up(s.max).is_none()));
         if let Some((key, _)) = refused {
-            return Err(key.0.to_vec());
+            return Err(key.bytes.to_vec());
         }
         for s in self.map.values_mut().filter(|s| s.count > 0) {
             (s.min, s.max) = (s.min * factor, s.max * factor);
@@ -131,7 +192,8 @@ impl Table {
 
     /// Adds a row of `key`: its value, or `None` for a missing one.
     #[inline]
-    fn add(&mut self, key: &[u8], value: Option<Decimal>) -> Result<(), Refused> {
+    fn add(&mut self, probe: Probe, value: Option<Decimal>) -> Result<(), Refused> {
+        let key = probe.bytes;
         let units = match value {
             None => None,
             // A value refused at this table's scale, which depends on the
@@ -142,7 +204,7 @@ impl Table {
                 false => r,
             })?),
         };
-        match self.map.get_mut(&Probe(key)) {
+        match self.map.get_mut(&probe) {
             Some(s) => match units {
                 Some(v) => {
                     s.sum = s.sum.checked_add(v.into()).ok_or(Refused::Sum)?;
@@ -163,7 +225,7 @@ impl Table {
                     Some(v) => Stats::keeping(self.kept, v),
                     None => Stats::missing_keeping(self.kept),
                 };
-                self.map.insert(Key(key.into()), stats);
+                self.map.insert(Key::new(key), stats);
             }
         }
         Ok(())
@@ -204,7 +266,7 @@ impl Table {
                 Some(s) => {
                     let sum = s.sum.checked_add(stats.sum);
                     sum.ok_or_else(|| CellError::Sum {
-                        key: key.0.to_vec(),
+                        key: key.bytes.to_vec(),
                     })?;
                     s.merge(&stats);
                 }
@@ -221,7 +283,7 @@ impl Table {
         let mut keys: Vec<(CompactString, Stats)> = (self.map.into_iter())
             .map(|(k, s)| {
                 // Every key was checked as UTF-8 when it was added.
-                let k = std::str::from_utf8(&k.0).unwrap_or_default();
+                let k = std::str::from_utf8(&k.bytes).unwrap_or_default();
                 (CompactString::from(k), s)
             })
             .collect();
@@ -414,8 +476,8 @@ pub(crate) fn feed(
                 }
             }
         };
-        let key: &[u8] = if layout.keys == 1 && !picked.key[0].escaped {
-            &bytes[picked.key[0].start..picked.key[0].end]
+        let probe = if layout.keys == 1 && !picked.key[0].escaped {
+            Probe::new(bytes, picked.key[0].start, picked.key[0].end)
         } else {
             joined.clear();
             for (k, cell) in picked.key.iter().enumerate() {
@@ -441,9 +503,10 @@ pub(crate) fn feed(
                     joined.push(b);
                 }
             }
-            &joined
+            Probe::new(&joined, 0, joined.len())
         };
-        if let Err(refused) = table.add(key, value) {
+        let key = probe.bytes;
+        if let Err(refused) = table.add(probe, value) {
             if layout.skip && !matches!(refused, Refused::Sum) {
                 table.skip(row);
                 continue;
@@ -492,10 +555,13 @@ mod tests {
 
     proptest::proptest! {
         /// Keys of every length to past 16 bytes, equal or one byte or
-        /// length apart: the same as the slices' own compare.
+        /// length apart, probed from amid other bytes and from the end of
+        /// a buffer: a probe matches a key, and hashes as it does, exactly
+        /// when their bytes are the same.
         #[test]
-        fn same_is_the_slices_equality(
+        fn a_probe_is_its_key_exactly_when_their_bytes_are(
             a in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            after in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..20),
             at in proptest::prelude::any::<proptest::sample::Index>(),
             edit in 0u8..3,
         ) {
@@ -506,9 +572,18 @@ mod tests {
                 (2, _) => b.push(0),
                 _ => {}
             }
-            proptest::prop_assert!(same(&a, &a));
-            proptest::prop_assert_eq!(same(&a, &b), a == b);
-            proptest::prop_assert_eq!(same(&b, &a), a == b);
+            use std::hash::BuildHasher;
+            let hasher = foldhash::fast::RandomState::default();
+            for (x, y) in [(&a, &b), (&b, &a), (&a, &a)] {
+                let within = [&b"pad"[..], x, &after].concat();
+                let probe = Probe::new(&within, 3, 3 + x.len());
+                let key = Key::new(y);
+                proptest::prop_assert_eq!(probe.equivalent(&key), x == y);
+                proptest::prop_assert_eq!(Key::new(x) == key, x == y);
+                if x == y {
+                    proptest::prop_assert_eq!(hasher.hash_one(&probe), hasher.hash_one(&key));
+                }
+            }
         }
     }
 }
