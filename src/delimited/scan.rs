@@ -316,7 +316,7 @@ pub(super) fn window_row(
     // Line feeds outside quotes come at `feed` first, so below it these
     // are the delimiters that end cells.
     let delimiters = ends & !inside & before;
-    if delimiters.count_ones() as usize + 1 != columns {
+    if masks.count(delimiters) as usize + 1 != columns {
         return None;
     }
     let end = match feed {
