@@ -378,15 +378,24 @@ pub(crate) fn feed(
             }),
         _ => 0,
     };
+    // The columns of the value alone and of the key's first part alone,
+    // if any (`usize::MAX` if not).
+    let only = |slot: Slot| (layout.slots.iter().position(|&s| s == slot)).unwrap_or(usize::MAX);
+    let (value_column, key_column) = (only(Slot::Value), only(Slot::Key(0)));
     while at < until {
         let row = at;
         picked.extra = false;
-        let pick = |picked: &mut Picked, n: usize, cell: Cell| match layout.slots.get(n) {
-            Some(Slot::None) => {}
-            Some(&Slot::Key(k)) => picked.key[k] = cell,
-            Some(Slot::Value) => picked.value = cell,
-            Some(&Slot::Both(k)) => (picked.key[k], picked.value) = (cell, cell),
-            None => picked.extra |= cell.end > cell.start || cell.quoted,
+        let pick = |picked: &mut Picked, n: usize, cell: Cell| match n {
+            // The usual two cells, told apart without a look at the slots.
+            _ if n == value_column => picked.value = cell,
+            _ if n == key_column => picked.key[0] = cell,
+            _ => match layout.slots.get(n) {
+                Some(Slot::None) => {}
+                Some(&Slot::Key(k)) => picked.key[k] = cell,
+                Some(Slot::Value) => picked.value = cell,
+                Some(&Slot::Both(k)) => (picked.key[k], picked.value) = (cell, cell),
+                None => picked.extra |= cell.end > cell.start || cell.quoted,
+            },
         };
         let tried = misses == 0 && wanted != 0;
         let quick = match tried {
