@@ -90,11 +90,13 @@ fn eight(rest: &[u8]) -> Option<(u64, u32)> {
     let mut scale = 0;
     let dot = crate::bits::matches(w, b'.');
     if dot != 0 {
-        // The lowest `.` (a second one stays, and fails the digit check).
-        let at = dot.trailing_zeros() / 8;
-        scale = 7 - at;
-        let below = (1u64 << (8 * at)) - 1;
-        let above = !(below | 0xFF << (8 * at));
+        // The lowest `.` (a second one stays, and fails the digit check),
+        // as its byte's high bit: the bytes below and above it follow
+        // without a shift by its place.
+        let low = dot & dot.wrapping_neg();
+        scale = 7 - dot.trailing_zeros() / 8;
+        let below = (low >> 7) - 1;
+        let above = !(low << 1).wrapping_sub(1);
         w = (w & below) << 8 | (w & above) | u64::from(b'0');
     }
     // Every byte 0x30..=0x39: its high half 3, and adding 6 leaves it so.
@@ -113,25 +115,39 @@ fn eight(rest: &[u8]) -> Option<(u64, u32)> {
 
 /// `rest` (1 to 8 bytes) as a little-endian word, its bytes at the top
 /// over `0`s: read by two overlapping loads (three byte loads below 4
-/// bytes), where copying it into a buffer of `0`s and reading that back
-/// stalled on the store's forwarding.
+/// bytes) put in place by one shift each, the `0`s below from a table,
+/// where copying it into a buffer of `0`s and reading that back stalled
+/// on the store's forwarding.
 #[inline(always)]
 fn over_zeros(rest: &[u8]) -> u64 {
     let n = rest.len();
-    let low = match n {
+    let bytes = match n {
         4.. => {
             let half =
                 |i: usize| u64::from(u32::from_le_bytes(rest[i..i + 4].try_into().expect("4")));
-            half(0) | half(n - 4) << (8 * (n - 4))
+            // The last four bytes at the top; the first four below them,
+            // overlapping them where `n` is under 8.
+            half(n - 4) << 32 | half(0) << (8 * (8 - n))
         }
         _ => {
-            let byte = |i: usize| u64::from(rest[i]) << (8 * i);
+            let byte = |i: usize| u64::from(rest[i]) << (8 * (8 - n + i));
             byte(0) | byte(n / 2) | byte(n - 1)
         }
     };
-    let pad = 8 * (8 - n);
-    low << pad | ZEROS & ((1 << pad) - 1)
+    bytes | BELOW[n]
 }
+
+/// For each length up to 8, `0`s in the bytes of a word below a value of
+/// that many bytes at its top.
+const BELOW: [u64; 9] = {
+    let mut below = [0; 9];
+    let mut n = 0;
+    while n < 8 {
+        below[n] = ZEROS >> (8 * n);
+        n += 1;
+    }
+    below
+};
 
 /// `rest`, digits with at most one `.` and at most 18 digits, as its
 /// digits and their scale, in one pass with one test a byte; `None` past
