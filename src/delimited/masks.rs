@@ -13,12 +13,12 @@ pub enum Masks {
     #[cfg(target_arch = "x86_64")]
     Sse2,
     /// 32 bytes at a time with AVX2, and the bytes inside quotes by one
-    /// carry-less multiply (PCLMULQDQ); only where the CPU has both
-    /// ([`Masks::best`] checks).
+    /// carry-less multiply (PCLMULQDQ); only where the CPU has both and
+    /// POPCNT ([`has_avx2`]).
     #[cfg(target_arch = "x86_64")]
     Avx2,
     /// 64 bytes at a time with AVX-512 (BW), whose compares give the mask
-    /// itself; only where the CPU has it ([`Masks::best`] checks).
+    /// itself; only where the CPU has it and POPCNT ([`has_avx512`]).
     #[cfg(target_arch = "x86_64")]
     Avx512,
 }

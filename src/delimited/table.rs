@@ -81,13 +81,17 @@ impl Key {
     }
 }
 
-/// Hashes a key: a short one by its words, a longer one by all its bytes,
-/// so that long keys sharing their first bytes spread.
+/// Hashes a key: a short one by its words and length, a longer one by all
+/// its bytes, so that long keys sharing their first bytes spread.
 #[inline(always)]
 fn hash_key<H: Hasher>(head: [u64; 2], bytes: &[u8], state: &mut H) {
     match bytes.len() {
-        // One multiply for both words.
-        ..=HEAD => state.write_u128(u128::from(head[1]) << 64 | u128::from(head[0])),
+        // One multiply for both words. The length goes in the top byte,
+        // zero below 16 bytes, so that keys that differ only by trailing
+        // NULs (`a`, `a\0`, ...) hash apart.
+        n @ ..=HEAD => {
+            state.write_u128((u128::from(head[1]) ^ (n as u128) << 56) << 64 | u128::from(head[0]))
+        }
         _ => state.write(bytes),
     }
 }
@@ -378,8 +382,9 @@ pub(crate) fn feed(
             }),
         _ => 0,
     };
-    // The columns of the value alone and of the key's first part alone,
-    // if any (`usize::MAX` if not).
+    // The columns (from 0) of the value alone and of the key's first part
+    // alone, if any (`usize::MAX` if not): a column that is both takes the
+    // slots' path. Unlike `column_of`'s, for messages.
     let only = |slot: Slot| (layout.slots.iter().position(|&s| s == slot)).unwrap_or(usize::MAX);
     let (value_column, key_column) = (only(Slot::Value), only(Slot::Key(0)));
     while at < until {
@@ -561,6 +566,21 @@ fn column_of(layout: &Layout, slot: Slot) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Short keys that differ only by trailing NULs, whose words are the
+    /// same, hash apart: a file of them does not pile into one bucket.
+    #[test]
+    fn keys_that_differ_by_trailing_nuls_hash_apart() {
+        use std::hash::BuildHasher;
+        let hasher = foldhash::fast::RandomState::default();
+        let keys: Vec<Vec<u8>> = (0..=15)
+            .map(|n| [&b"a"[..], &vec![0; n]].concat())
+            .collect();
+        let hashes: std::collections::HashSet<u64> = (keys.iter())
+            .map(|k| hasher.hash_one(Probe::new(k, 0, k.len())))
+            .collect();
+        assert_eq!(hashes.len(), keys.len());
+    }
 
     proptest::proptest! {
         /// Keys of every length to past 16 bytes, equal or one byte or

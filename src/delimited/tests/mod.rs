@@ -179,6 +179,49 @@ fn random_files_read_as_the_model_says_however_they_are_cut() {
     }
 }
 
+/// A column that is both the value and the key, or the key's first part,
+/// is read as each; the rows are many, so that most take the window path.
+#[test]
+fn a_column_both_key_and_value_is_read_as_each() {
+    let rows = [
+        ("x", "1.5", 150),
+        ("y", "1.5", 150),
+        ("x", "-2.25", -225),
+        ("z", "7", 700),
+    ];
+    let mut text = String::from("label,reading\n");
+    for (label, reading, _) in rows.iter().cycle().take(200) {
+        text.push_str(&format!("{label},{reading}\n"));
+    }
+    let both = [Column::Position(2), Column::Position(1)];
+    for parts in [1, 2] {
+        let mut model: BTreeMap<String, Stats> = BTreeMap::new();
+        for (label, reading, units) in rows.iter().cycle().take(200) {
+            let key = match parts {
+                1 => reading.to_string(),
+                _ => format!("{reading}|{label}"),
+            };
+            let s = Stats::new(*units);
+            model.entry(key).and_modify(|m| m.merge(&s)).or_insert(s);
+        }
+        let want: Summary = model.into_iter().collect();
+        let want = want.at_scale(2).counting_missing(true);
+        let dialect = Dialect::csv(both[..parts].to_vec(), Column::Position(2));
+        for masks in masks() {
+            for stream in [false, true] {
+                let got = read_as(
+                    text.as_bytes(),
+                    &dialect,
+                    stream,
+                    &Options::default(),
+                    masks,
+                );
+                assert_eq!(got.unwrap(), want, "{parts} {masks:?} {stream}");
+            }
+        }
+    }
+}
+
 #[test]
 fn headers_must_name_the_columns_and_agree_across_files() {
     let options = Options::default();
