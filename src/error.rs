@@ -130,6 +130,14 @@ pub enum CellError {
         /// The header's cells.
         found: Vec<String>,
     },
+    /// A column named more than once in the key, by name or position.
+    #[error("expected each key column once, found column {position} (`{name}`) twice")]
+    RepeatedKey {
+        /// The column's position, from 1.
+        position: usize,
+        /// Its header cell.
+        name: String,
+    },
     /// A header unlike the first file's.
     #[error("expected the header of the first file, found another one")]
     Header,

@@ -468,6 +468,9 @@ def test_header_errors_name_the_file_and_line_1(tmp_path, cli):
     with pytest.raises(brc.DataError) as e:
         brc.aggregate(a, csv=True, value=3)
     assert str(e.value) == cli_error(cli, "--csv", "--value", "3", a)
+    with pytest.raises(brc.DataError, match=r"found column 1 \(`site`\) twice") as e:
+        brc.aggregate(a, csv=True, key=["site", 1], value="reading")
+    assert str(e.value) == cli_error(cli, "--csv", "--key", "site,1", "--value", "reading", a)
     # The same cells, quoted and with CRLF, are the same header.
     b.write_bytes(b'"site","reading"\r\ny,3\r\n')
     assert brc.aggregate([a, b], csv=True).format("csv") == cli.output("--csv", "-f", "csv", a, b)

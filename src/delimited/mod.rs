@@ -106,6 +106,14 @@ impl Dialect {
             }
         };
         let key = self.key.iter().map(find).collect::<Result<Vec<_>, _>>()?;
+        // One slot per column: a column twice in the key would keep only
+        // its last part, and join a key with a part missing.
+        if let Some(k) = (1..key.len()).find(|&k| key[..k].contains(&key[k])) {
+            return Err(CellError::RepeatedKey {
+                position: key[k] + 1,
+                name: shown(&header[key[k]..=key[k]]).remove(0),
+            });
+        }
         let value = find(&self.value)?;
         let mut slots = vec![Slot::None; header.len()];
         for (k, &at) in key.iter().enumerate() {

@@ -273,6 +273,13 @@ fn bad_cells_are_one_line_errors_with_line_and_column() {
         stderr,
         format!("brc: {path}: line 1: expected a column `c`, found columns a, b\n")
     );
+    let (code, stderr, stdout) = stderr_of(&["--csv", "--key", "a,1", "--value", "b", &path], b"");
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        format!("brc: {path}: line 1: expected each key column once, found column 1 (`a`) twice\n")
+    );
+    assert!(stdout.is_empty());
     let (code, stderr, _) = stderr_of(&["--delimiter", "ab", &path], b"");
     assert_eq!(code, Some(2), "{stderr}");
 }

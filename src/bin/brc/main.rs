@@ -146,7 +146,8 @@ struct Cli {
     #[arg(long, value_name = "C", value_parser = parse_delimiter, help_heading = "Delimited files")]
     delimiter: Option<u8>,
 
-    /// The key's column(s), by header name or 1-based position, comma-separated.
+    /// The key's column(s), by header name or 1-based position, comma-separated;
+    /// each column once.
     #[arg(
         long,
         value_name = "COLS",

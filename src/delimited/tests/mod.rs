@@ -269,6 +269,35 @@ fn headers_must_name_the_columns_and_agree_across_files() {
 }
 
 #[test]
+fn a_column_twice_in_the_key_is_refused() {
+    let options = Options::default();
+    let twice = [
+        vec![Column::Name("site".into()), Column::Name("site".into())],
+        vec![Column::Name("site".into()), Column::Position(2)],
+        vec![
+            Column::Position(1),
+            Column::Name("site".into()),
+            Column::Position(2),
+        ],
+    ];
+    for key in twice {
+        let content = Content::Bytes(Bytes {
+            held: Held::Slice(b"n,site,v\n1,a,2\n"),
+            lo: 0,
+            window: 0..usize::MAX,
+            rest: 0,
+        });
+        let contents = std::iter::once((0, Ok(content)));
+        let dialect = Dialect::csv(key, Column::Position(3));
+        let failed = aggregate(contents, &dialect, &options, Masks::best()).unwrap_err();
+        assert_eq!(
+            failed.error.to_string(),
+            "line 1: expected each key column once, found column 2 (`site`) twice"
+        );
+    }
+}
+
+#[test]
 fn windows_read_each_row_once_between_them() {
     let (bytes, want) = file(7, 300);
     for cuts in [2usize, 3, 7] {
