@@ -239,11 +239,23 @@ impl Table {
     /// finer.
     #[inline]
     fn units(&mut self, d: Decimal) -> Result<i64, Refused> {
+        // The usual row: its scale is the table's, and the parser keeps
+        // its units within the range.
+        if d.scale == self.scale {
+            debug_assert!(d.units.abs() <= MAX_UNITS);
+            return Ok(d.units);
+        }
+        self.units_rescaled(d)
+    }
+
+    /// [`Table::units`] for a scale other than the table's.
+    #[cold]
+    fn units_rescaled(&mut self, d: Decimal) -> Result<i64, Refused> {
         if d.scale > self.scale {
             self.rescale(d.scale).map_err(|_| Refused::Range(d.scale))?;
         }
         let units = match d.scale == self.scale {
-            // The usual row: its scale is the table's.
+            // The table was brought to `d`'s scale.
             true => Some(d.units),
             false => d.units.checked_mul(10i64.pow(self.scale - d.scale)),
         };
@@ -338,10 +350,24 @@ impl Refused {
 
 /// The cells of the row being read that the aggregation uses.
 struct Picked {
-    key: Vec<Cell>,
+    /// The key's first part: a field of its own, as the usual row's only
+    /// part, stored without a bounds check.
+    first: Cell,
+    /// The key's parts after the first.
+    rest: Vec<Cell>,
     value: Cell,
     /// Cells past the header's count that were not empty.
     extra: bool,
+}
+
+impl Picked {
+    /// The key's `k`th part.
+    fn part(&mut self, k: usize) -> &mut Cell {
+        match k {
+            0 => &mut self.first,
+            _ => &mut self.rest[k - 1],
+        }
+    }
 }
 
 /// Feeds into `table` the rows of `bytes` that start at `from` (a row
@@ -357,7 +383,8 @@ pub(crate) fn feed(
 ) -> (usize, Option<CellFault>) {
     let mut rows = Rows::new(bytes, from, layout.delimiter, masks);
     let mut picked = Picked {
-        key: vec![Cell::default(); layout.keys],
+        first: Cell::default(),
+        rest: vec![Cell::default(); layout.keys.saturating_sub(1)],
         value: Cell::default(),
         extra: false,
     };
@@ -393,12 +420,12 @@ pub(crate) fn feed(
         let pick = |picked: &mut Picked, n: usize, cell: Cell| match n {
             // The usual two cells, told apart without a look at the slots.
             _ if n == value_column => picked.value = cell,
-            _ if n == key_column => picked.key[0] = cell,
+            _ if n == key_column => picked.first = cell,
             _ => match layout.slots.get(n) {
                 Some(Slot::None) => {}
-                Some(&Slot::Key(k)) => picked.key[k] = cell,
+                Some(&Slot::Key(k)) => *picked.part(k) = cell,
                 Some(Slot::Value) => picked.value = cell,
-                Some(&Slot::Both(k)) => (picked.key[k], picked.value) = (cell, cell),
+                Some(&Slot::Both(k)) => (*picked.part(k), picked.value) = (cell, cell),
                 None => picked.extra |= cell.end > cell.start || cell.quoted,
             },
         };
@@ -490,11 +517,11 @@ pub(crate) fn feed(
                 }
             }
         };
-        let probe = if layout.keys == 1 && !picked.key[0].escaped {
-            Probe::new(bytes, picked.key[0].start, picked.key[0].end)
+        let probe = if layout.keys == 1 && !picked.first.escaped {
+            Probe::new(bytes, picked.first.start, picked.first.end)
         } else {
             joined.clear();
-            for (k, cell) in picked.key.iter().enumerate() {
+            for (k, cell) in std::iter::once(&picked.first).chain(&picked.rest).enumerate() {
                 let raw = &bytes[cell.start..cell.end];
                 if layout.keys == 1 {
                     unescape(raw, &mut joined);
