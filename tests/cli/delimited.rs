@@ -282,6 +282,15 @@ fn bad_cells_are_one_line_errors_with_line_and_column() {
     assert!(stdout.is_empty());
     let (code, stderr, _) = stderr_of(&["--delimiter", "ab", &path], b"");
     assert_eq!(code, Some(2), "{stderr}");
+    // What brc says of a line break names it escaped, on one line.
+    for (delimiter, said) in [
+        ("\n", "`\\n` cannot be a delimiter"),
+        ("\r\n", "found `\\r\\n`"),
+    ] {
+        let (code, stderr, _) = stderr_of(&["--delimiter", delimiter, &path], b"");
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.contains(said), "{stderr}");
+    }
 }
 
 #[test]

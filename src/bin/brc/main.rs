@@ -307,10 +307,11 @@ fn parse_size(s: &str) -> Result<usize, String> {
 fn parse_delimiter(s: &str) -> Result<u8, String> {
     match s.as_bytes() {
         b"\\t" => Ok(b'\t'),
-        [b'"' | b'\n' | b'\r'] => Err(format!("`{s}` cannot be a delimiter")),
+        [b'"' | b'\n' | b'\r'] => Err(format!("`{}` cannot be a delimiter", s.escape_debug())),
         [c] if c.is_ascii() => Ok(*c),
         _ => Err(format!(
-            "expected one ASCII character (or \\t), found `{s}`"
+            "expected one ASCII character (or \\t), found `{}`",
+            s.escape_debug()
         )),
     }
 }
