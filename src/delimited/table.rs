@@ -521,7 +521,10 @@ pub(crate) fn feed(
             Probe::new(bytes, picked.first.start, picked.first.end)
         } else {
             joined.clear();
-            for (k, cell) in std::iter::once(&picked.first).chain(&picked.rest).enumerate() {
+            for (k, cell) in std::iter::once(&picked.first)
+                .chain(&picked.rest)
+                .enumerate()
+            {
                 let raw = &bytes[cell.start..cell.end];
                 if layout.keys == 1 {
                     unescape(raw, &mut joined);
