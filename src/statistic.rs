@@ -271,6 +271,12 @@ pub enum StatisticsError {
         /// The name given.
         name: String,
     },
+    /// A statistic named twice: its two columns would share one name.
+    #[error("statistic {name:?} asked twice: expected each statistic once")]
+    Repeated {
+        /// The name given.
+        name: String,
+    },
     /// No statistic at all.
     #[error("no statistic asked: expected a comma-separated list, e.g. min,median,p99,max")]
     Empty,
@@ -304,6 +310,11 @@ impl Statistics {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if let Some(k) = (1..stats.len()).find(|&k| stats[..k].contains(&stats[k])) {
+            return Err(StatisticsError::Repeated {
+                name: stats[k].to_string(),
+            });
+        }
         match stats.is_empty() {
             true => Err(StatisticsError::Empty),
             false => Ok(Statistics(stats)),

@@ -21,16 +21,7 @@ pub fn statistics(stats: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Statistic
         Ok(list) => Statistics::parse(list.to_str()?),
         Err(_) => named(&names_of(stats)?),
     };
-    let statistics = parsed.map_err(|e| errors::statistics_error(&e))?;
-    let names = self::names(&statistics);
-    for (i, name) in names.iter().enumerate() {
-        if names[..i].contains(name) {
-            return Err(errors::statistics_error(&format!(
-                "statistic {name} asked twice: each is a column of the summary"
-            )));
-        }
-    }
-    Ok(Some(statistics))
+    parsed.map(Some).map_err(|e| errors::statistics_error(&e))
 }
 
 /// The names in `stats`, an iterable of `str` other than bytes.

@@ -139,6 +139,23 @@ fn names_parse_and_print_back() {
     assert!(
         matches!(Statistics::parse("min,avg"), Err(StatisticsError::Unknown { name }) if name == "avg")
     );
+    // Named twice, a statistic's columns would share a name; the same
+    // quantile under other names (`p50`, `median`) has columns of its own.
+    for (list, twice) in [
+        ("median,max,median", "median"),
+        ("p99.9, p99.9", "p99.9"),
+        ("min,min", "min"),
+    ] {
+        assert_eq!(
+            Statistics::parse(list),
+            Err(StatisticsError::Repeated { name: twice.into() }),
+            "{list}"
+        );
+    }
+    assert_eq!(
+        Statistics::parse("p50,median").unwrap().to_string(),
+        "p50,median"
+    );
 }
 
 #[test]

@@ -76,6 +76,17 @@ fn an_unknown_statistic_is_a_usage_error() {
         .stdout("");
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(stderr.contains("unknown statistic \"avg\""), "{stderr}");
+    for sub in [
+        &["--stats", "min,median,min"][..],
+        &["merge", "--stats", "p99,p99"],
+    ] {
+        let out = brc().args(sub).arg(&path).assert().code(2).stdout("");
+        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(
+            stderr.contains("asked twice: expected each statistic once"),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]

@@ -183,8 +183,8 @@ struct Cli {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=brc::MAX_SCALE as i64), help_heading = "Delimited files")]
     decimals: Option<u32>,
 
-    /// Statistics shown per key, in order: count, sum, min, max, mean,
-    /// stddev, stddev_pop, median, pN (e.g. p99.9) [default:
+    /// Statistics shown per key, in order, each once: count, sum, min, max,
+    /// mean, stddev, stddev_pop, median, pN (e.g. p99.9) [default:
     /// min,mean,max; see below].
     #[arg(long, value_name = "LIST", value_parser = parse_statistics)]
     stats: Option<Statistics>,
