@@ -226,14 +226,7 @@ fn a_column_both_key_and_value_is_read_as_each() {
 fn headers_must_name_the_columns_and_agree_across_files() {
     let options = Options::default();
     let named = Dialect::csv(vec![Column::Name("site".into())], Column::Position(2));
-    let content = Content::Bytes(Bytes {
-        held: Held::Slice(b"a,b\n1,2\n"),
-        lo: 0,
-        window: 0..usize::MAX,
-        rest: 0,
-    });
-    let contents = std::iter::once((0, Ok(content)));
-    let failed = aggregate(contents, &named, &options, Masks::best());
+    let failed = read_as(b"a,b\n1,2\n", &named, false, &options, Masks::best());
     let failed = failed.unwrap_err();
     let Error::Delimited(e) = failed.error else {
         panic!()
@@ -281,15 +274,9 @@ fn a_column_twice_in_the_key_is_refused() {
         ],
     ];
     for key in twice {
-        let content = Content::Bytes(Bytes {
-            held: Held::Slice(b"n,site,v\n1,a,2\n"),
-            lo: 0,
-            window: 0..usize::MAX,
-            rest: 0,
-        });
-        let contents = std::iter::once((0, Ok(content)));
         let dialect = Dialect::csv(key, Column::Position(3));
-        let failed = aggregate(contents, &dialect, &options, Masks::best()).unwrap_err();
+        let bytes = b"n,site,v\n1,a,2\n";
+        let failed = read_as(bytes, &dialect, false, &options, Masks::best()).unwrap_err();
         assert_eq!(
             failed.error.to_string(),
             "line 1: expected each key column once, found column 2 (`site`) twice"
