@@ -8,13 +8,14 @@
 
 use std::sync::Arc;
 
+use crate::engine::counted::{Beyond, Counted};
 use crate::engine::Accumulator;
 use crate::error::Fault;
 use crate::parse::{self, MAX_ROW_LEN};
 use crate::scan::{self, Dispatch, PAD};
 use crate::summary::Entry;
 use crate::table::{Adder, Partitions, Staging, Table};
-use crate::tuning::{BATCH_ODD_STRETCHES, FIRST_PACE, STRETCH};
+use crate::tuning::{BATCH_ODD_STRETCHES, COUNTED_STRETCH, FIRST_PACE, STRETCH};
 
 /// Bytes scanned per call of the scanner: a bound for the table's counts
 /// (see [`Table::adder`]), far above any chunk size in practice.
@@ -39,9 +40,12 @@ fn cuts<const N: usize>(chunk: &[u8], from: usize, limit: usize) -> Option<[usiz
 /// One thread's stations, scanned by the best kernel the CPU has or, if
 /// `SWAR`, by the portable one: its own table while that holds few names,
 /// the run's partitions for the names it hands over once it holds many
-/// (docs/PERFORMANCE.md, *Memory*).
-pub struct HandWritten<const SWAR: bool> {
+/// (docs/PERFORMANCE.md, *Memory*); and what it keeps beyond the table's
+/// stats, `B` ([`Beyond`]: counts per value, through a table that numbers
+/// its names and keeps them all).
+pub struct HandWritten<const SWAR: bool, B: Beyond = ()> {
     table: Table,
+    beyond: B,
     /// The run's partitions, shared with its other threads.
     parts: Arc<Partitions>,
     staging: Staging,
@@ -50,7 +54,7 @@ pub struct HandWritten<const SWAR: bool> {
     pace: usize,
 }
 
-impl<const SWAR: bool> Default for HandWritten<SWAR> {
+impl<const SWAR: bool, B: Beyond> Default for HandWritten<SWAR, B> {
     /// An engine with partitions of its own.
     fn default() -> Self {
         Self::with_parts(Arc::default())
@@ -62,6 +66,7 @@ impl<const SWAR: bool> Clone for HandWritten<SWAR> {
     fn clone(&self) -> Self {
         HandWritten {
             table: self.table.clone(),
+            beyond: (),
             parts: Arc::new(Partitions::clone(&self.parts)),
             staging: self.staging.clone(),
             pace: self.pace,
@@ -75,12 +80,22 @@ pub type Fast = HandWritten<false>;
 /// The `swar` engine: the hand-written scanner with the portable kernel.
 pub type SwarEngine = HandWritten<true>;
 
-impl<const SWAR: bool> HandWritten<SWAR> {
+/// The `fast` engine keeping counts per value.
+pub type FastCounted = HandWritten<false, Counted>;
+
+/// The `swar` engine keeping counts per value.
+pub type SwarCounted = HandWritten<true, Counted>;
+
+impl<const SWAR: bool, B: Beyond> HandWritten<SWAR, B> {
     const DISPATCH: Dispatch = if SWAR { Dispatch::Swar } else { Dispatch::Best };
 
     fn with_parts(parts: Arc<Partitions>) -> Self {
         HandWritten {
-            table: Table::default(),
+            table: match B::NUMBERED {
+                true => Table::numbered(),
+                false => Table::default(),
+            },
+            beyond: B::default(),
             parts,
             staging: Staging::default(),
             pace: FIRST_PACE,
@@ -92,7 +107,12 @@ impl<const SWAR: bool> HandWritten<SWAR> {
     /// while they come fast, about as many as bring the table to its bound
     /// at the pace of the last stretch, so that a table is handed over
     /// before it grows much past its bound (docs/PERFORMANCE.md, *Memory*).
+    /// A table that numbers its names keeps them all, and its stretches
+    /// are shorter ([`COUNTED_STRETCH`]).
     fn stretch(&self) -> usize {
+        if B::NUMBERED {
+            return COUNTED_STRETCH;
+        }
         let bound = self.parts.bound();
         let room = bound.saturating_sub(self.table.len());
         room.saturating_mul(self.pace).max(4 * bound).min(STRETCH)
@@ -104,7 +124,7 @@ impl<const SWAR: bool> HandWritten<SWAR> {
     fn stretched(&mut self, bytes: usize, before: usize) {
         let len = self.table.len();
         self.pace = bytes / len.saturating_sub(before).max(1);
-        if len >= self.parts.bound() {
+        if len >= self.parts.bound() && !B::NUMBERED {
             self.hand_off();
         }
     }
@@ -131,7 +151,7 @@ impl<const SWAR: bool> HandWritten<SWAR> {
         while p < end {
             let stop = end.min(p + PIECE);
             let mut adder = self.table.adder(stop - p + PAD);
-            p = match scan::scan(Self::DISPATCH, &mut adder, chunk, p, stop) {
+            p = match scan::scan(Self::DISPATCH, &mut adder, &mut self.beyond, chunk, p, stop) {
                 Ok(next) => next,
                 Err(bad) => self.strict_line(chunk, bad, offset)?,
             };
@@ -149,7 +169,7 @@ impl<const SWAR: bool> HandWritten<SWAR> {
         p: usize,
         stop: usize,
         offset: usize,
-        scan: impl FnOnce(&mut Adder, &mut [usize; N], &[usize; N]),
+        scan: impl FnOnce(&mut Adder, &mut B, &mut [usize; N], &[usize; N]),
     ) -> Result<usize, Fault> {
         let mut ends = [stop; N];
         let mut starts = [stop; N];
@@ -157,7 +177,8 @@ impl<const SWAR: bool> HandWritten<SWAR> {
         if let Some(cuts) = cuts::<N>(chunk, p, stop) {
             ends = cuts;
             starts[1..].copy_from_slice(&cuts[..N - 1]);
-            scan(&mut self.table.adder(stop - p + PAD), &mut starts, &ends);
+            let mut adder = self.table.adder(stop - p + PAD);
+            scan(&mut adder, &mut self.beyond, &mut starts, &ends);
         }
         let mut p = p;
         for (&start, &end) in starts.iter().zip(&ends) {
@@ -177,19 +198,25 @@ impl<const SWAR: bool> HandWritten<SWAR> {
         };
         let (name, value) = parse::parse_line(line).map_err(fault)?;
         parse::check_name(name).map_err(fault)?;
-        // Checked as the table checks names: `add` refuses none of these.
-        let added = self.table.add(name, value);
-        debug_assert!(added);
+        if !self.beyond.strict(name, value.into()) {
+            // Checked as the table checks names: `add` refuses none of these.
+            let added = self.table.add(name, value);
+            debug_assert!(added);
+        }
         Ok(end)
     }
 }
 
-impl<const SWAR: bool> Accumulator for HandWritten<SWAR> {
+impl<const SWAR: bool, B: Beyond> Accumulator for HandWritten<SWAR, B> {
     // The table refuses such names, and the strict parser that gets them
-    // checks them.
-    const CHECKS_UTF8: bool = true;
+    // checks them; but the keeping loop that may take over from a table
+    // that numbers its names does not.
+    const CHECKS_UTF8: bool = !B::NUMBERED;
 
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault> {
+        if let Some(fed) = self.beyond.feed(chunk, offset) {
+            return fed;
+        }
         let mut p = 0;
         // The body: every line starting at least PAD bytes before the end,
         // a stretch (at most `STRETCH` bytes) at a time.
@@ -202,16 +229,22 @@ impl<const SWAR: bool> Accumulator for HandWritten<SWAR> {
                 // fuzz` for odd stretches, so that small inputs reach it.
                 let big = self.table.is_big();
                 let batched = big || (BATCH_ODD_STRETCHES && stop % 2 == 1);
-                p = if scan::has_lanes(Self::DISPATCH) && !batched {
-                    self.side_by_side(chunk, p, stop, offset, |adder, ps, ends| {
+                // The lanes feed logs no rows.
+                p = if scan::has_lanes(Self::DISPATCH) && !batched && !B::NUMBERED {
+                    self.side_by_side(chunk, p, stop, offset, |adder, _, ps, ends| {
                         scan::scan_lanes(Self::DISPATCH, adder, chunk, ps, ends)
                     })?
                 } else {
-                    self.side_by_side(chunk, p, stop, offset, |adder, ps, ends| {
-                        scan::scan_lockstep(Self::DISPATCH, adder, chunk, ps, ends)
+                    self.side_by_side(chunk, p, stop, offset, |adder, log, ps, ends| {
+                        scan::scan_lockstep(Self::DISPATCH, adder, log, chunk, ps, ends)
                     })?
                 };
+                self.beyond.settle();
                 self.stretched(p - from, names);
+                if self.beyond.outgrows(&mut self.table) {
+                    let rest = self.beyond.feed(&chunk[p..], offset + p);
+                    return rest.expect("taken over");
+                }
             }
         }
         // The tail, at most PAD bytes, in a zero-padded copy. A chunk that
@@ -225,13 +258,15 @@ impl<const SWAR: bool> Accumulator for HandWritten<SWAR> {
             r += 1;
         }
         let mut adder = self.table.adder(r);
-        if let Err(bad) = scan::scan(Self::DISPATCH, &mut adder, &buf, 0, r) {
+        let tail = scan::scan(Self::DISPATCH, &mut adder, &mut self.beyond, &buf, 0, r);
+        if let Err(bad) = tail {
             // Rare: finish the tail line by line with the strict parser.
             let mut q = p + bad;
             while q < chunk.len() {
                 q = self.strict_line(chunk, q, offset)?;
             }
         }
+        self.beyond.settle();
         Ok(())
     }
 
@@ -243,8 +278,12 @@ impl<const SWAR: bool> Accumulator for HandWritten<SWAR> {
 
     /// The table's names alone while no names were handed over, as with
     /// the 413 and 10K sets; else the partitions', once this table's are
-    /// handed over too: the run's other engines have been absorbed.
+    /// handed over too: the run's other engines have been absorbed. What
+    /// a numbered table's names keep gives their entries.
     fn into_sorted(mut self) -> Vec<Entry> {
+        if B::NUMBERED {
+            return self.beyond.into_sorted(self.table);
+        }
         if !self.parts.is_used() {
             return self.table.into_sorted();
         }
@@ -255,8 +294,12 @@ impl<const SWAR: bool> Accumulator for HandWritten<SWAR> {
     const ABSORBS: bool = true;
 
     /// Another run's partitions, if `other` has its own, are handed over
-    /// to these name by name.
+    /// to these name by name. A numbered table's names go with what they
+    /// keep.
     fn absorb(&mut self, other: Self) {
+        if B::NUMBERED {
+            return self.beyond.absorb(other.beyond, other.table);
+        }
         if !Arc::ptr_eq(&self.parts, &other.parts) && other.parts.is_used() {
             for entry in other.parts.take_sorted() {
                 self.staging.push(&entry.name, entry.stats);
@@ -273,6 +316,43 @@ mod tests {
     use crate::summary::Summary;
     use crate::table::flood;
     use crate::{aggregate, Engine, Options};
+
+    /// Past [`crate::engine::counted::SPILL_NAMES`] names a thread's
+    /// counts per value go on in the keeping loop, from within a chunk:
+    /// short and long names, a last line without its `\n`, one thread or
+    /// two, the same summary as `naive`'s.
+    #[test]
+    fn counts_per_value_go_on_past_the_names_a_table_keeps() {
+        use crate::engine::counted::SPILL_NAMES;
+        use crate::{aggregate_keeping, Kept};
+        use std::io::Write;
+        let mut input = Vec::new();
+        for round in 0..2 {
+            for i in 0..SPILL_NAMES + SPILL_NAMES / 2 {
+                let long = if i % 7 == 0 {
+                    "-of-more-than-16-bytes"
+                } else {
+                    ""
+                };
+                writeln!(input, "n{i}{long};{}.{round}", (i * 7 + round) % 100).unwrap();
+            }
+        }
+        input.extend(b"n1;-1.5");
+        let mut engine = FastCounted::default();
+        engine.feed(&input, 0).expect("valid input");
+        assert!(engine.beyond.took_over());
+        for threads in [1, 2] {
+            let options = Options {
+                threads,
+                chunk_size: 1 << 20,
+            };
+            let want = aggregate_keeping(&input, Kept::Counts, Engine::Naive, &options).unwrap();
+            for engine in [Engine::Fast, Engine::Swar] {
+                let got = aggregate_keeping(&input, Kept::Counts, engine, &options).unwrap();
+                assert!(got == want, "{engine:?}, {threads} threads");
+            }
+        }
+    }
 
     /// Feeds `input` to an engine as one chunk, checking its result
     /// against `naive`'s; its probe steps past home slots, whether its

@@ -470,6 +470,56 @@ impl<K: Keep> Keeping<K> {
     }
 }
 
+impl<K: Keep> Keeping<K> {
+    /// Adds a row of `name` at once: `false`, adding nothing, for a new
+    /// name that is empty, holds a `\n` or is not UTF-8, which a caller
+    /// that checks names itself ([`Accumulator::CHECKS_UTF8`]) refuses.
+    pub(crate) fn add_row(&mut self, name: &[u8], value: i64) -> bool {
+        let key = (name.len() <= SHORT).then(|| {
+            let mut bytes = [0u8; 16];
+            bytes[..name.len()].copy_from_slice(name);
+            bytes[name.len()] = b';';
+            let half =
+                |k: usize| u64::from_le_bytes(bytes[8 * k..8 * k + 8].try_into().expect("8"));
+            (half(0), half(1))
+        });
+        let hash = self.hash(name, key);
+        if let Some(i) = self.find(name, key, hash) {
+            self.stations[i].kept.add(&mut self.store, value);
+            return true;
+        }
+        let checked = !name.is_empty() && simdutf8::basic::from_utf8(name).is_ok();
+        checked && self.add_new(name, key, value, 0)
+    }
+}
+
+impl Keeping<Tally> {
+    /// The stations of a numbered table's short names
+    /// ([`Table::numbered`](crate::table::Table::numbered)): name `i`'s
+    /// key words `named[i]` (the table's keys are this loop's), its values
+    /// `tallies[i]`, their chains in `pool`. Only folded into another
+    /// ([`Accumulator::absorb`]): its tables index none of them.
+    pub(crate) fn numbered(
+        named: &[(u64, u64)],
+        tallies: Vec<Tally>,
+        pool: Pool,
+    ) -> Keeping<Tally> {
+        debug_assert_eq!(named.len(), tallies.len());
+        let stations = (named.iter().zip(tallies))
+            .map(|(&key, kept)| Station {
+                name: Name::Short(key),
+                kept,
+                first: 0,
+            })
+            .collect();
+        Keeping {
+            stations,
+            store: pool,
+            ..Keeping::default()
+        }
+    }
+}
+
 /// The little-endian word of the 8 bytes at `at` of `chunk`, if there.
 #[inline(always)]
 fn word(chunk: &[u8], at: usize) -> Option<u64> {

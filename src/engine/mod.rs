@@ -22,6 +22,7 @@
 
 pub(crate) mod chunked;
 mod config;
+pub(crate) mod counted;
 pub(crate) mod fast;
 pub(crate) mod keeping;
 pub(crate) mod naive;
@@ -123,6 +124,8 @@ impl Engine {
         match (self, job.kept()) {
             (Engine::Naive, _) => job.naive(),
             (_, Kept::Squares) => job.parallel::<keeping::Keeping<keeping::Moments>>(),
+            (Engine::Swar, Kept::Counts) => job.parallel::<fast::SwarCounted>(),
+            (Engine::Fast, Kept::Counts) => job.parallel::<fast::FastCounted>(),
             (_, Kept::Counts) => job.parallel::<keeping::Keeping<keeping::Tally>>(),
             (Engine::Chunked, Kept::Basic) => job.parallel::<chunked::Chunked>(),
             (Engine::Swar, Kept::Basic) => job.parallel::<fast::SwarEngine>(),

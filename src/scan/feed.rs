@@ -4,6 +4,7 @@
 
 use super::kernel::Kernel;
 use super::line::{line, short_value};
+use super::Log;
 use crate::bits::prefetch;
 use crate::parse::MAX_ROW_LEN;
 use crate::table::{ChunkAdder, SHORT};
@@ -31,8 +32,9 @@ pub(super) enum Feed {
 /// Every `ends[k] + PAD` is at most the chunk's length, and the kernel's
 /// CPU features are present.
 #[inline(always)]
-pub(super) unsafe fn lockstep<K: Kernel>(
+pub(super) unsafe fn lockstep<K: Kernel, L: Log>(
     adder: &mut ChunkAdder,
+    log: &mut L,
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
@@ -55,7 +57,9 @@ pub(super) unsafe fn lockstep<K: Kernel>(
             // `rounds`), so `PAD` bytes from it lie in `buf`; CPU features
             // forwarded from the caller.
             let go = unsafe {
-                step::<K>(adder, &mut a) && step::<K>(adder, &mut b) && step::<K>(adder, &mut c)
+                step::<K, L>(adder, log, &mut a)
+                    && step::<K, L>(adder, log, &mut b)
+                    && step::<K, L>(adder, log, &mut c)
             };
             if !go {
                 break 'scan;
@@ -98,10 +102,10 @@ struct Pending {
 /// # Safety
 /// As for [`line()`] at `*p`.
 #[inline(always)]
-unsafe fn step<K: Kernel>(adder: &mut ChunkAdder, p: &mut *const u8) -> bool {
+unsafe fn step<K: Kernel, L: Log>(adder: &mut ChunkAdder, log: &mut L, p: &mut *const u8) -> bool {
     prefetch_ahead(*p);
     // SAFETY: forwarded from the caller.
-    match unsafe { line::<K>(adder, *p) } {
+    match unsafe { line::<K, L>(adder, log, *p) } {
         Some(len) => {
             // SAFETY: the line lies in the buffer the caller's bound holds.
             *p = unsafe { p.add(len) };
@@ -126,8 +130,9 @@ unsafe fn step<K: Kernel>(adder: &mut ChunkAdder, p: &mut *const u8) -> bool {
 /// `buf` is `adder`'s chunk, `*p + PAD <= buf.len()` when `*p < end`, and
 /// the kernel's CPU features are present.
 #[inline(always)]
-unsafe fn parse_ahead<K: Kernel>(
+unsafe fn parse_ahead<K: Kernel, L: Log>(
     adder: &mut ChunkAdder,
+    log: &mut L,
     buf: &[u8],
     p: &mut usize,
     end: usize,
@@ -148,7 +153,7 @@ unsafe fn parse_ahead<K: Kernel>(
         .flatten();
     let Some((value, next)) = short else {
         // SAFETY: forwarded from the caller.
-        return match unsafe { line::<K>(adder, at) } {
+        return match unsafe { line::<K, L>(adder, log, at) } {
             Some(len) => {
                 *p += len;
                 true
@@ -175,11 +180,14 @@ unsafe fn parse_ahead<K: Kernel>(
 /// the stream back to its line and returns `false`; the rows after it are
 /// dropped, to be parsed again from there.
 #[inline(always)]
-fn add_rows(adder: &mut ChunkAdder, p: &mut usize, rows: &[Pending]) -> bool {
+fn add_rows<L: Log>(adder: &mut ChunkAdder, log: &mut L, p: &mut usize, rows: &[Pending]) -> bool {
     for row in rows {
-        if !adder.add_short_hashed(row.hash, row.a, row.b, row.value) {
-            *p = row.at;
-            return false;
+        match adder.add_short_hashed(row.hash, row.a, row.b, row.value) {
+            Some(id) => log.row(id, row.value),
+            None => {
+                *p = row.at;
+                return false;
+            }
         }
     }
     true
@@ -193,8 +201,9 @@ fn add_rows(adder: &mut ChunkAdder, p: &mut usize, rows: &[Pending]) -> bool {
 /// # Safety
 /// As for [`lockstep`].
 #[inline(always)]
-pub(super) unsafe fn batched<K: Kernel>(
+pub(super) unsafe fn batched<K: Kernel, L: Log>(
     adder: &mut ChunkAdder,
+    log: &mut L,
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
@@ -212,16 +221,16 @@ pub(super) unsafe fn batched<K: Kernel>(
             // each stream's end; bounds and CPU features forwarded from the
             // caller.
             flowing = unsafe {
-                parse_ahead::<K>(adder, buf, &mut a, ea, ra, &mut na)
-                    && parse_ahead::<K>(adder, buf, &mut b, eb, rb, &mut nb)
-                    && parse_ahead::<K>(adder, buf, &mut c, ec, rc, &mut nc)
+                parse_ahead::<K, L>(adder, log, buf, &mut a, ea, ra, &mut na)
+                    && parse_ahead::<K, L>(adder, log, buf, &mut b, eb, rb, &mut nb)
+                    && parse_ahead::<K, L>(adder, log, buf, &mut c, ec, rc, &mut nc)
             };
         }
         // Every stream's rows come before its position; `&`, not `&&`, so
         // that each stream adds what it parsed.
-        let added = add_rows(adder, &mut a, &ra[..na])
-            & add_rows(adder, &mut b, &rb[..nb])
-            & add_rows(adder, &mut c, &rc[..nc]);
+        let added = add_rows(adder, log, &mut a, &ra[..na])
+            & add_rows(adder, log, &mut b, &rb[..nb])
+            & add_rows(adder, log, &mut c, &rc[..nc]);
         // A stream that stopped is at its end or at a line the scanner
         // does not take: the plain path finishes the streams from there.
         if !added || !flowing {

@@ -3,6 +3,7 @@
 
 use super::kernel::{Kernel, Window};
 use super::value::{parse_value, parse_value_as, signature};
+use super::Log;
 use crate::bits::load;
 use crate::table::{ChunkAdder, SHORT};
 
@@ -35,15 +36,20 @@ pub(super) unsafe fn short_value<K: Kernel>(p: *const u8, win: Window) -> Option
     Some((value, next))
 }
 
-/// Parses the line at `p` into the table; returns its length, `\n`
-/// included, or `None` if the scanner does not accept the line (the
-/// caller hands it to the strict parser).
+/// Parses the line at `p` into the table, and a short name's row into
+/// `log`; returns its length, `\n` included, or `None` if the scanner
+/// does not accept the line (the caller hands it to the strict parser), as
+/// it does a long name's where `log` leaves those to the caller.
 ///
 /// # Safety
 /// `p` points into `adder`'s chunk, with [`PAD`](super::PAD) bytes of it
 /// from `p`, and the kernel's CPU features are present.
 #[inline(always)]
-pub(super) unsafe fn line<K: Kernel>(adder: &mut ChunkAdder, p: *const u8) -> Option<usize> {
+pub(super) unsafe fn line<K: Kernel, L: Log>(
+    adder: &mut ChunkAdder,
+    log: &mut L,
+    p: *const u8,
+) -> Option<usize> {
     // Bounds of every unchecked access below: `PAD` bytes at `p`. The
     // window read touches `p..p + 32`, the value read
     // `p + len + 1..p + len + 9` with `len <= MAX_NAME_LEN` (`long_name`
@@ -53,14 +59,40 @@ pub(super) unsafe fn line<K: Kernel>(adder: &mut ChunkAdder, p: *const u8) -> Op
     if win.len <= SHORT {
         // SAFETY: forwarded from the caller; `win` is the window at `p`.
         let (value, next) = unsafe { short_value::<K>(p, win) }?;
-        if !adder.add_short(win.a, win.b, value) {
-            return None;
-        }
+        log.row(adder.add_short_numbered(win.a, win.b, value)?, value);
         Some(next)
-    } else {
+    } else if L::LONG {
         // SAFETY: forwarded from the caller; `win` is the window at `p`.
         unsafe { K::long_line(adder, p, win.len) }
+    } else {
+        // SAFETY: forwarded from the caller; `win` is the window at `p`.
+        unsafe { long_logged::<K, L>(log, p, win.len) }
     }
+}
+
+/// [`line()`] for a long name's line where `log` keeps such rows
+/// ([`Log::LONG`] false): the row goes to [`Log::long`], not the table.
+///
+/// # Safety
+/// `p` valid for reads of [`PAD`](super::PAD) bytes, and `win_len` its
+/// window's length.
+#[inline(always)]
+unsafe fn long_logged<K: Kernel, L: Log>(
+    log: &mut L,
+    p: *const u8,
+    win_len: usize,
+) -> Option<usize> {
+    let len = match K::VECTOR && win_len < K::WINDOW {
+        // The window holds the name whole (see `long`).
+        true => win_len,
+        // SAFETY: `p` is valid for PAD bytes.
+        false => unsafe { K::long_name(p, win_len) }?,
+    };
+    // SAFETY: `len <= 100`, so `len + 9 <= PAD`.
+    let (value, used) = parse_value(unsafe { load(p.add(len + 1)) })?;
+    // SAFETY: the name's `len` bytes lie in the PAD bytes at `p`.
+    let name = unsafe { std::slice::from_raw_parts(p, len) };
+    log.long(name, value).then_some(len + 1 + used)
 }
 
 /// [`line()`] for the line at `p` whose window found its first `;` at
@@ -141,7 +173,7 @@ unsafe fn long_row<K: Kernel, const HEAD: bool>(
 }
 
 /// Parses lines of `adder`'s chunk starting at `start` while they start
-/// before `limit`, adding each to the table.
+/// before `limit`, adding each to the table (and `log`, see [`line()`]).
 ///
 /// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`,
 /// the start of a line the scanner does not accept; the caller hands that
@@ -151,8 +183,9 @@ unsafe fn long_row<K: Kernel, const HEAD: bool>(
 /// `limit + PAD` is at most the chunk's length, and the kernel's CPU
 /// features are present.
 #[inline(always)]
-pub(super) unsafe fn lines<K: Kernel>(
+pub(super) unsafe fn lines<K: Kernel, L: Log>(
     adder: &mut ChunkAdder,
+    log: &mut L,
     start: usize,
     limit: usize,
 ) -> Result<usize, usize> {
@@ -161,7 +194,7 @@ pub(super) unsafe fn lines<K: Kernel>(
     while p < limit {
         // SAFETY: `p < limit`, so `p + PAD <= buf.len()`; CPU features
         // forwarded from the caller.
-        p += unsafe { line::<K>(adder, buf.as_ptr().add(p)) }.ok_or(p)?;
+        p += unsafe { line::<K, L>(adder, log, buf.as_ptr().add(p)) }.ok_or(p)?;
     }
     Ok(p)
 }

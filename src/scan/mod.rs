@@ -52,6 +52,36 @@ use crate::tuning::{BATCH_ODD_STRETCHES, KEEP_LONG_SHARE, LANES, SLICE, STREAMS}
 /// most 109 bytes in.
 pub(crate) const PAD: usize = 128;
 
+/// What a scan keeps of each short name's row besides adding it to the
+/// table: nothing (`()`, every run of the basic stats), or the row by its
+/// name's number, where the table numbers its names
+/// ([`Table::numbered`](crate::table::Table::numbered)), for a caller that
+/// keeps more of a name than its slot holds.
+pub trait Log {
+    /// Whether the scanner adds long names' rows: if not, it leaves each
+    /// to the caller, as a line it does not take.
+    const LONG: bool;
+    /// Keeps the row of `value` tenths of the short name numbered `id`.
+    fn row(&mut self, id: u32, value: i64);
+    /// Keeps the row of `value` tenths of the long name `name` (1..=100
+    /// bytes, no `;`), where the table does not ([`Log::LONG`] false):
+    /// `false`, keeping nothing, for a name that holds a `\n` or is not
+    /// UTF-8, as the table refuses one.
+    fn long(&mut self, name: &[u8], value: i64) -> bool;
+}
+
+/// No log: the table's stats are all a run keeps.
+impl Log for () {
+    const LONG: bool = true;
+
+    #[inline(always)]
+    fn row(&mut self, _id: u32, _value: i64) {}
+
+    fn long(&mut self, _name: &[u8], _value: i64) -> bool {
+        unreachable!("the table keeps long names' rows")
+    }
+}
+
 /// Which kernel a scan runs: the one place it is chosen is [`avx2`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Dispatch {
@@ -74,7 +104,7 @@ fn avx2(dispatch: Dispatch) -> bool {
 }
 
 /// Parses the lines of `buf` that start in `start..limit` into `adder`'s
-/// table, bounds and CPU features checked.
+/// table and `log`, bounds and CPU features checked.
 /// Returns `Ok(p)`, the first line start at or after `limit`, or `Err(p)`,
 /// the start of a line the scanner does not accept (the caller hands it to
 /// the strict parser). If that line holds a name the table refused, which
@@ -82,9 +112,10 @@ fn avx2(dispatch: Dispatch) -> bool {
 ///
 /// # Panics
 /// If `limit + PAD > buf.len()`.
-pub(crate) fn scan(
+pub(crate) fn scan<L: Log>(
     dispatch: Dispatch,
     adder: &mut Adder,
+    log: &mut L,
     buf: &[u8],
     start: usize,
     limit: usize,
@@ -96,8 +127,8 @@ pub(crate) fn scan(
     let stop = unsafe {
         match avx2(dispatch) {
             #[cfg(target_arch = "x86_64")]
-            true => x86_64::lines_avx2(&mut adder, start, limit),
-            _ => lines::<Swar>(&mut adder, start, limit),
+            true => x86_64::lines_avx2(&mut adder, log, start, limit),
+            _ => lines::<Swar, L>(&mut adder, log, start, limit),
         }
     };
     // A refused long row comes before where the scan stopped.
@@ -109,7 +140,7 @@ pub(crate) fn scan(
 
 /// Parses [`STREAMS`] stretches of `buf` side by side: stream `k` from
 /// `ps[k]` while its lines start before `ends[k]`, into `adder`'s table
-/// bounds and CPU features checked.
+/// and `log`, bounds and CPU features checked.
 /// Returns when any stream is done or meets a line the scanner does not
 /// accept, each `ps[k]` at the first line of stream `k` not yet added; the
 /// caller finishes the streams one by one with [`scan`]. If that line holds
@@ -124,19 +155,22 @@ pub(crate) fn scan(
 ///
 /// # Panics
 /// If some `ends[k] + PAD > buf.len()`.
-pub(crate) fn scan_lockstep(
+pub(crate) fn scan_lockstep<L: Log>(
     dispatch: Dispatch,
     adder: &mut Adder,
+    log: &mut L,
     buf: &[u8],
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
 ) {
-    // With AVX2 only a big table comes here: a smaller one goes to
-    // `scan_lanes`.
-    let batched =
-        avx2(dispatch) || adder.is_big() || (BATCH_ODD_STRETCHES && ends[STREAMS - 1] % 2 == 1);
-    if batched || plain_in_slices(dispatch, adder, buf, ps, ends, SLICE) {
-        scan_lockstep_as(dispatch, Feed::Batched, adder, buf, ps, ends);
+    // With AVX2 only a big table comes here, a smaller one going to
+    // `scan_lanes`, unless the log keeps long names' rows, which the lanes
+    // do not log.
+    let batched = (avx2(dispatch) && L::LONG)
+        || adder.is_big()
+        || (BATCH_ODD_STRETCHES && ends[STREAMS - 1] % 2 == 1);
+    if batched || plain_in_slices(dispatch, adder, log, buf, ps, ends, SLICE) {
+        scan_lockstep_as(dispatch, Feed::Batched, adder, log, buf, ps, ends);
     }
 }
 
@@ -148,9 +182,10 @@ pub(crate) fn scan_lockstep(
 /// next slice moves the streams before that one a line further (or, at
 /// a refused long row, re-reads its stream's rows after it, moot since
 /// the input then has a fault; see [`settle_streams`]).
-fn plain_in_slices(
+fn plain_in_slices<L: Log>(
     dispatch: Dispatch,
     adder: &mut Adder,
+    log: &mut L,
     buf: &[u8],
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
@@ -158,7 +193,7 @@ fn plain_in_slices(
 ) -> bool {
     loop {
         let cut: [usize; STREAMS] = std::array::from_fn(|k| ends[k].min(ps[k] + slice));
-        scan_lockstep_as(dispatch, Feed::Plain, adder, buf, ps, &cut);
+        scan_lockstep_as(dispatch, Feed::Plain, adder, log, buf, ps, &cut);
         if adder.is_big() {
             return true;
         }
@@ -254,10 +289,11 @@ fn settle_streams<const N: usize>(
 }
 
 /// [`scan_lockstep`], feeding rows as `feed` says.
-fn scan_lockstep_as(
+fn scan_lockstep_as<L: Log>(
     dispatch: Dispatch,
     feed: Feed,
     adder: &mut Adder,
+    log: &mut L,
     buf: &[u8],
     ps: &mut [usize; STREAMS],
     ends: &[usize; STREAMS],
@@ -269,13 +305,16 @@ fn scan_lockstep_as(
     // and SWAR needs no CPU feature.
     unsafe {
         match (avx2(dispatch), feed) {
-            (true, Feed::Plain) => unreachable!("the plain feed with AVX2 is `scan_lanes`"),
             #[cfg(target_arch = "x86_64")]
-            (true, Feed::Batched) => x86_64::batched_avx2(&mut adder, ps, ends),
+            (true, Feed::Plain) => x86_64::lockstep_avx2(&mut adder, log, ps, ends),
+            #[cfg(not(target_arch = "x86_64"))]
+            (true, Feed::Plain) => unreachable!("AVX2 is x86-64's"),
+            #[cfg(target_arch = "x86_64")]
+            (true, Feed::Batched) => x86_64::batched_avx2(&mut adder, log, ps, ends),
             #[cfg(not(target_arch = "x86_64"))]
             (true, Feed::Batched) => unreachable!("AVX2 is x86-64's"),
-            (false, Feed::Plain) => lockstep::<Swar>(&mut adder, ps, ends),
-            (false, Feed::Batched) => batched::<Swar>(&mut adder, ps, ends),
+            (false, Feed::Plain) => lockstep::<Swar, L>(&mut adder, log, ps, ends),
+            (false, Feed::Batched) => batched::<Swar, L>(&mut adder, log, ps, ends),
         }
     }
     settle_streams(adder, &starts, ps, ends);
@@ -316,9 +355,9 @@ mod tests {
             for (feed, slice) in [(Feed::Batched, None)].into_iter().chain(plain) {
                 let label = format!("{dispatch:?}, {feed:?}, slices {slice:?}");
                 side_by_side::<STREAMS>(chunk, &label, |adder, ps, ends| match slice {
-                    None => scan_lockstep_as(dispatch, feed, adder, chunk, ps, ends),
+                    None => scan_lockstep_as(dispatch, feed, adder, &mut (), chunk, ps, ends),
                     Some(n) => {
-                        let big = plain_in_slices(dispatch, adder, chunk, ps, ends, n);
+                        let big = plain_in_slices(dispatch, adder, &mut (), chunk, ps, ends, n);
                         assert!(!big, "a small table");
                     }
                 });
@@ -438,7 +477,7 @@ mod tests {
     ) {
         for k in 0..N {
             let mut adder = table.adder(ends[k] - ps[k]);
-            let done = scan(dispatch, &mut adder, chunk, ps[k], ends[k]);
+            let done = scan(dispatch, &mut adder, &mut (), chunk, ps[k], ends[k]);
             assert_eq!(done, Ok(ends[k]), "{label}");
         }
         let sorted = table.into_sorted();
@@ -461,7 +500,7 @@ mod tests {
             let mut adder = table.adder(chunk.len());
             assert!(!adder.is_big());
             let mut ps = starts;
-            scan_lockstep(dispatch, &mut adder, &chunk, &mut ps, &ends);
+            scan_lockstep(dispatch, &mut adder, &mut (), &chunk, &mut ps, &ends);
             assert!(adder.is_big(), "{label}");
             // The feeds stop when the first stream is done; the others are
             // then a few lines from their ends.

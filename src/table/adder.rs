@@ -78,7 +78,8 @@ impl Shape {
     }
 
     /// Adds the row to the key's slot if that is the home slot at byte
-    /// offset `at` or the one after it; `false` if neither holds the key.
+    /// offset `at` or the one after it, giving the name's number
+    /// ([`short::Slot::id`]); `None` if neither holds the key.
     ///
     /// The slot after home, where most displaced names of random sets
     /// sit, is looked at here, free of the probe budget: a call out of line
@@ -90,23 +91,23 @@ impl Shape {
     /// `self` is the shape of the short table's slot array as it is, which
     /// nothing else borrows, and `at` a [`Shape::home`].
     #[inline(always)]
-    unsafe fn add_if_near(&self, at: usize, a: u64, b: u64, total: i64) -> bool {
+    unsafe fn add_if_near(&self, at: usize, a: u64, b: u64, total: i64) -> Option<u32> {
         // SAFETY: `slots` holds `mask + 1` bytes of slots (forwarded from
         // the caller); `& mask` keeps `at` a multiple of the slot size below
         // the array's size in bytes.
         let s = unsafe { &mut *self.slots.byte_add(at) };
         if s.a == a && s.b == b {
             s.add(total);
-            return true;
+            return Some(s.id);
         }
         let next = (at + std::mem::size_of::<short::Slot>()) & self.mask;
         // SAFETY: as above, for `next`.
         let s = unsafe { &mut *self.slots.byte_add(next) };
         if s.a == a && s.b == b {
             s.add(total);
-            return true;
+            return Some(s.id);
         }
-        false
+        None
     }
 }
 
@@ -144,6 +145,13 @@ impl Adder<'_> {
     /// UTF-8.
     #[inline(always)]
     pub fn add_short(&mut self, a: u64, b: u64, value: i64) -> bool {
+        self.add_short_numbered(a, b, value).is_some()
+    }
+
+    /// [`Adder::add_short`], giving the name's number in a table that
+    /// numbers its names ([`Table::numbered`]).
+    #[inline(always)]
+    pub(crate) fn add_short_numbered(&mut self, a: u64, b: u64, value: i64) -> Option<u32> {
         self.add_short_hashed(self.hash(a, b), a, b, value)
     }
 
@@ -177,7 +185,7 @@ impl Adder<'_> {
     /// not a slot, can be kept, and it may have reseeded, so a key missing
     /// from the slots the hash gives is looked for anew.
     #[inline(always)]
-    pub fn add_short_hashed(&mut self, hash: u64, a: u64, b: u64, value: i64) -> bool {
+    pub fn add_short_hashed(&mut self, hash: u64, a: u64, b: u64, value: i64) -> Option<u32> {
         let at = self.shape.home(hash);
         let total = short::total(value);
         // `load` takes the shape when the adder is made and again after
@@ -185,7 +193,7 @@ impl Adder<'_> {
         // change its size). The adder holds the table's only borrow.
         // SAFETY: as above: the shape is the array's, nothing else's.
         let found = unsafe { self.shape.add_if_near(at, a, b, total) };
-        found || self.add_past_home(hash, a, b, total)
+        found.or_else(|| self.add_past_home(hash, a, b, total))
     }
 
     /// Whether the short or the long table has flooded: its rows go to a
@@ -233,7 +241,7 @@ impl Adder<'_> {
         let at = shape.home(shape.hash(a, b));
         // SAFETY: `shape` is the adder's (forwarded from the caller); see
         // `add_short_hashed`.
-        unsafe { shape.add_if_near(at, a, b, total) }
+        unsafe { shape.add_if_near(at, a, b, total) }.is_some()
     }
 
     /// Adds a row that [`Adder::add_short_if_near`] did not, given as its
@@ -241,6 +249,7 @@ impl Adder<'_> {
     /// flooded table's keyed table.
     pub(crate) fn add_short_past(&mut self, a: u64, b: u64, total: i64) -> bool {
         self.add_past_home(self.shape.hash(a, b), a, b, total)
+            .is_some()
     }
 
     /// [`Adder::add_short_hashed`] for a key in neither its home slot nor
@@ -250,13 +259,16 @@ impl Adder<'_> {
     /// the walk and its probe budget took registers that the scanner's loop
     /// then reloaded on every row (docs/PERFORMANCE.md, *The tables*).
     #[inline(never)]
-    fn add_past_home(&mut self, hash: u64, a: u64, b: u64, total: i64) -> bool {
+    fn add_past_home(&mut self, hash: u64, a: u64, b: u64, total: i64) -> Option<u32> {
         let now = self.shape.hash(a, b);
         // A flooded table's keyed map holds no name its hot loop would
         // find: the slots the hash gives now are looked at first.
-        // SAFETY: as in `add_short_hashed`.
-        if now != hash && unsafe { self.shape.add_if_near(self.shape.home(now), a, b, total) } {
-            return true;
+        if now != hash {
+            // SAFETY: as in `add_short_hashed`.
+            let found = unsafe { self.shape.add_if_near(self.shape.home(now), a, b, total) };
+            if found.is_some() {
+                return found;
+            }
         }
         match self.table.short.is_flooded() {
             true => self.add_keyed(a, b, total),
@@ -268,9 +280,9 @@ impl Adder<'_> {
     /// new name, to the table, which then grows as an unflooded one does
     /// when a name lands in its slots: the slots' shape is loaded again.
     #[inline(always)]
-    fn add_keyed(&mut self, a: u64, b: u64, total: i64) -> bool {
-        if self.table.short.add_keyed(a, b, total) {
-            return true;
+    fn add_keyed(&mut self, a: u64, b: u64, total: i64) -> Option<u32> {
+        if let Some(id) = self.table.short.add_keyed(a, b, total) {
+            return Some(id);
         }
         let added = self.table.short.insert_flooded(a, b, total);
         self.load();
@@ -283,7 +295,7 @@ impl Adder<'_> {
     /// table paid for the walk's saved registers on its way to the keyed
     /// map.
     #[inline(never)]
-    fn walk(&mut self, hash: u64, a: u64, b: u64, total: i64) -> bool {
+    fn walk(&mut self, hash: u64, a: u64, b: u64, total: i64) -> Option<u32> {
         let mut at = self.shape.home(hash);
         loop {
             // SAFETY: as in `Shape::add_if_near`, the shape being the
@@ -296,7 +308,7 @@ impl Adder<'_> {
                 // row pays for that, and the table floods on its next walk
                 // if nothing is left.
                 self.table.short.budget.spend(ROW_STEPS);
-                return true;
+                return Some(s.id);
             }
             if s.a | s.b == 0 {
                 break;

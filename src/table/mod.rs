@@ -134,6 +134,23 @@ impl Default for Table {
 }
 
 impl Table {
+    /// A table that numbers its short names in the order they come, the
+    /// number kept in the name's slot ([`Adder::add_short_numbered`]), so
+    /// that a caller can keep more of each name than the slot holds. A
+    /// short table set aside as a run ([`Table::adder`]) hands its numbers
+    /// on: a name that comes again gets a new one.
+    pub(crate) fn numbered() -> Table {
+        let mut table = Table::default();
+        table.short.named = Some(Vec::new());
+        table
+    }
+
+    /// The keys of a numbered table's short names ([`Table::numbered`]),
+    /// by number: each name's bytes, its `;` and zeros, as two words.
+    pub(crate) fn named(&self) -> &[(u64, u64)] {
+        self.short.named.as_deref().unwrap_or_default()
+    }
+
     /// Number of distinct names in the live tables: a short table set
     /// aside as a run (past [`RUN_BYTES`] of input, see [`Table::adder`])
     /// no longer counts.
@@ -625,7 +642,7 @@ mod tests {
         }
         assert!(adder.is_flooded());
         for ((&(a, b), &hash), name) in keys.iter().zip(&hashes).zip(&held) {
-            assert!(adder.add_short_hashed(hash, a, b, 2));
+            assert!(adder.add_short_hashed(hash, a, b, 2).is_some());
             expect(&mut want, name.as_bytes(), 2);
         }
         assert!(t.short.is_reseeded());

@@ -111,11 +111,11 @@ impl Short {
     }
 
     /// Adds a row of the key `a`, `b`, given as its [`total`], to a flooded
-    /// table's keyed table, if it holds the key: `false`, adding nothing,
-    /// if not. The key is in neither its home slot nor the next (every
+    /// table's keyed table, if it holds the key, giving its number
+    /// ([`Slot::id`]): `None`, adding nothing, if not. The key is in neither its home slot nor the next (every
     /// caller has looked).
     #[inline(always)]
-    pub(in crate::table) fn add_keyed(&mut self, a: u64, b: u64, total: i64) -> bool {
+    pub(in crate::table) fn add_keyed(&mut self, a: u64, b: u64, total: i64) -> Option<u32> {
         debug_assert!(self
             .near(a, b)
             .iter()
@@ -124,23 +124,24 @@ impl Short {
         match keyed.get_mut(&(a, b)) {
             Some(s) => {
                 s.add(total);
-                true
+                Some(s.id)
             }
-            None => false,
+            None => None,
         }
     }
 
     /// Adds the first row of the key `a`, `b`, given as its [`total`], to
-    /// a flooded table ([`Short::put`]); `false`, adding nothing, for a
-    /// name [`super::acceptable`] refuses. The table may grow.
+    /// a flooded table ([`Short::put`]), giving its number; `None`, adding
+    /// nothing, for a name [`super::acceptable`] refuses. The table may grow.
     #[cold]
     #[inline(never)]
-    pub(in crate::table) fn insert_flooded(&mut self, a: u64, b: u64, total: i64) -> bool {
+    pub(in crate::table) fn insert_flooded(&mut self, a: u64, b: u64, total: i64) -> Option<u32> {
         if !acceptable(a, b) {
-            return false;
+            return None;
         }
-        self.put(Slot::new(a, b, total));
-        true
+        let id = self.number(a, b);
+        self.put(Slot::new(a, b, id, total));
+        Some(id)
     }
 
     /// Folds another table's slot `s` into a flooded table.

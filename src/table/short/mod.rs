@@ -61,20 +61,22 @@ pub(super) struct Slot {
     /// loop is bound by its loads and stores, and this takes one of each
     /// off every row (docs/PERFORMANCE.md, *The tables*).
     pub total: i64,
-    _spare: u32,
+    /// The name's number in the order names came to a table that numbers
+    /// them ([`Short::named`]); 0 in one that does not.
+    pub id: u32,
     pub min: i16,
     pub max: i16,
 }
 
 impl Slot {
-    /// A slot holding the key `a`, `b` and the row whose [`total`] is
-    /// `total`.
-    fn new(a: u64, b: u64, total: i64) -> Slot {
+    /// A slot holding the key `a`, `b`, numbered `id`, and the row whose
+    /// [`total`] is `total`.
+    fn new(a: u64, b: u64, id: u32, total: i64) -> Slot {
         Slot {
             a,
             b,
             total,
-            _spare: 0,
+            id,
             min: total as i16,
             max: total as i16,
         }
@@ -225,6 +227,10 @@ pub(super) struct Short {
     /// Where the names held past the slot after their home are once the
     /// table has spent its probe steps ([`Short::flood`]).
     keyed: Option<Keyed<Slot>>,
+    /// For a table that numbers its names ([`super::Table::numbered`]),
+    /// their keys in the order they came: a name's number ([`Slot::id`]) is
+    /// its place here.
+    pub named: Option<Vec<(u64, u64)>>,
 }
 
 impl Short {
@@ -238,6 +244,7 @@ impl Short {
             len: 0,
             budget: Budget::new(),
             keyed: None,
+            named: None,
         }
     }
 
@@ -264,10 +271,12 @@ impl Short {
 
     /// An empty table for the rows to come when this one is set aside: as
     /// many slots, under the same multiplier, and flooded if this one is,
-    /// since its names would flood it again.
-    pub(super) fn emptied(&self) -> Short {
+    /// since its names would flood it again. Its names' numbers go on from
+    /// this one's, whose keys by number it takes.
+    pub(super) fn emptied(&mut self) -> Short {
         let mut fresh = Short::with_slots(self.slots.len());
         fresh.mul = self.mul;
+        fresh.named = self.named.take();
         if let Some(keyed) = &self.keyed {
             fresh.budget = self.budget;
             fresh.keyed = Some(Keyed::with_capacity(keyed.len()));
@@ -344,12 +353,23 @@ impl Short {
     /// so a caller holding slot pointers must refresh them.
     #[cold]
     #[inline(never)]
-    pub(super) fn insert(&mut self, i: usize, a: u64, b: u64, total: i64) -> bool {
+    pub(super) fn insert(&mut self, i: usize, a: u64, b: u64, total: i64) -> Option<u32> {
         if !acceptable(a, b) {
-            return false;
+            return None;
         }
-        self.fill(i, Slot::new(a, b, total));
-        true
+        let id = self.number(a, b);
+        self.fill(i, Slot::new(a, b, id, total));
+        Some(id)
+    }
+
+    /// The number of a new name, the key `a`, `b`: the next one if the
+    /// table numbers its names, else 0.
+    fn number(&mut self, a: u64, b: u64) -> u32 {
+        let Some(named) = &mut self.named else {
+            return 0;
+        };
+        named.push((a, b));
+        u32::try_from(named.len() - 1).expect("fewer than 2^32 names")
     }
 
     /// Puts a new name's slot `s` in the empty slot `i`, and grows the
@@ -572,7 +592,7 @@ mod tests {
             // `count - 1` rows of `mean` and one of `rest`, as one total
             // and as the rows added to it.
             let sum = mean * (count as i64 - 1) + rest;
-            let mut s = Slot::new(1, 2, total(rest));
+            let mut s = Slot::new(1, 2, 0, total(rest));
             s.total += (count as i64 - 1) * total(mean);
             proptest::prop_assert_eq!(s.sum_count(), (sum, count));
             s.add(total(mean));
@@ -583,7 +603,7 @@ mod tests {
     #[test]
     fn the_extreme_totals_give_back_their_sums_and_counts() {
         for value in [-999, 999] {
-            let mut s = Slot::new(1, 2, total(value));
+            let mut s = Slot::new(1, 2, 0, total(value));
             s.total += (MAX_ROWS as i64 - 1) * total(value);
             assert_eq!(s.sum_count(), (value * MAX_ROWS as i64, MAX_ROWS));
             assert_eq!((s.min, s.max), (value as i16, value as i16));
@@ -618,7 +638,7 @@ mod tests {
                 return;
             }
             if s.a | s.b == 0 {
-                assert!(t.insert(i, a, b, total(value.into())));
+                assert!(t.insert(i, a, b, total(value.into())).is_some());
                 return;
             }
             i = (i + 1) % t.slots.len();

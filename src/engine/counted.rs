@@ -1,0 +1,201 @@
+//! Counts per value through the fast engines' scanner and table: what the
+//! `fast` and `swar` engines keep beyond a slot's stats when a run asks
+//! for the median or percentiles ([`Kept::Counts`](crate::Kept::Counts)).
+//!
+//! The table numbers its short names ([`Table::numbered`]), and the
+//! scanner logs each short row as its name's number and value ([`Log`]),
+//! adding it to the table as ever. After each scan the log is taken into
+//! each name's [`Tally`] ([`Beyond::settle`]) in one pass whose next
+//! tallies are prefetched a few rows ahead: counting in the scanner's loop
+//! made it wait on each row's bin, which a log known in advance does not.
+//! Long names' rows, and the rows the strict parser reads, go to a
+//! [`Keeping`] of their own, by name. At the end the numbered names'
+//! tallies join it, and it gives the run's entries.
+//!
+//! A thread whose table passes [`SPILL_NAMES`] names hands them all to
+//! that [`Keeping`] and feeds it alone from then on: a million names'
+//! slots, numbers and tallies held in two places took twice the memory
+//! of the keeping loop's stations.
+
+use crate::detail::Pool;
+use crate::engine::keeping::{Keep, Keeping, Tally};
+use crate::engine::Accumulator;
+use crate::error::Fault;
+use crate::scan::Log;
+use crate::summary::Entry;
+use crate::table::Table;
+
+/// What a fast engine keeps beyond its table's stats: nothing (`()`), or
+/// each name's counts per value ([`Counted`]).
+pub trait Beyond: Log + Default + Send {
+    /// Whether the table numbers its names for the log
+    /// ([`Table::numbered`]).
+    const NUMBERED: bool;
+
+    /// Takes in the rows logged since the last call; the engine calls it
+    /// after each scan.
+    fn settle(&mut self) {}
+
+    /// After a stretch: whether this takes over the table's names (it
+    /// leaves the table empty) to be fed alone from then on
+    /// ([`Beyond::feed`]).
+    fn outgrows(&mut self, table: &mut Table) -> bool {
+        let _ = table;
+        false
+    }
+
+    /// Feeds `chunk` as [`Accumulator::feed`] does, once this has taken
+    /// over ([`Beyond::outgrows`]); `None` before.
+    fn feed(&mut self, chunk: &[u8], offset: usize) -> Option<Result<(), Fault>> {
+        let _ = (chunk, offset);
+        None
+    }
+
+    /// Keeps a row the strict parser read (its name checked): `false` if
+    /// the table is to count it.
+    fn strict(&mut self, name: &[u8], value: i64) -> bool {
+        let _ = (name, value);
+        false
+    }
+
+    /// The run's entries, sorted by name, given the table that numbered the
+    /// names.
+    fn into_sorted(self, table: Table) -> Vec<Entry> {
+        let _ = table;
+        unreachable!("only a numbered table's engine keeps its entries here")
+    }
+
+    /// Folds in another thread's, given its table.
+    fn absorb(&mut self, other: Self, table: Table) {
+        let _ = (other, table);
+        unreachable!("only a numbered table's engine absorbs here")
+    }
+}
+
+/// Nothing beyond the table's stats: the basic stats' runs.
+impl Beyond for () {
+    const NUMBERED: bool = false;
+}
+
+/// Rows logged between two settles, at most about one per 5 bytes of a
+/// stretch ([`crate::tuning::COUNTED_STRETCH`]).
+const LOG_ROWS: usize = 1 << 16;
+
+/// How many rows ahead of its add a row's bin is prefetched.
+const AHEAD: usize = 16;
+
+/// Names past which a thread's table hands them to the keeping loop
+/// ([`Beyond::outgrows`]): far more than the 10K set's, far fewer than a
+/// million.
+pub(crate) const SPILL_NAMES: usize = 1 << 16;
+
+/// Each name's counts per value, kept through the table's numbers.
+#[derive(Default)]
+pub struct Counted {
+    /// The short rows since the last settle: each name's number and value.
+    log: Vec<(u32, i32)>,
+    /// The numbered names' values, by number.
+    tallies: Vec<Tally>,
+    /// The blocks of the tallies' first values.
+    pool: Pool,
+    /// The long names' and the strict parser's rows, by name; every row,
+    /// once this has taken over the table's names.
+    side: Keeping<Tally>,
+    /// Whether it has.
+    took_over: bool,
+}
+
+impl Counted {
+    /// Whether this has taken over its table's names.
+    #[cfg(test)]
+    pub(crate) fn took_over(&self) -> bool {
+        self.took_over
+    }
+}
+
+impl Log for Counted {
+    const LONG: bool = false;
+
+    #[inline(always)]
+    fn row(&mut self, id: u32, value: i64) {
+        // A text value fits 16 bits.
+        self.log.push((id, value as i32));
+    }
+
+    fn long(&mut self, name: &[u8], value: i64) -> bool {
+        self.side.add_row(name, value)
+    }
+}
+
+impl Beyond for Counted {
+    const NUMBERED: bool = true;
+
+    fn settle(&mut self) {
+        let Counted {
+            log, tallies, pool, ..
+        } = self;
+        for k in 0..log.len() {
+            if let Some(t) =
+                (log.get(k + AHEAD)).and_then(|&(id, v)| Some((tallies.get(id as usize)?, v)))
+            {
+                t.0.prefetch(t.1.into());
+            }
+            let (id, value) = log[k];
+            match tallies.get_mut(id as usize) {
+                Some(tally) => tally.add(pool, value.into()),
+                // A name's first row is logged as the table numbers it, so
+                // numbers come in order.
+                None => {
+                    debug_assert_eq!(id as usize, tallies.len());
+                    tallies.push(Tally::new(pool, value.into()));
+                }
+            }
+        }
+        log.clear();
+        if log.capacity() < LOG_ROWS {
+            log.reserve(LOG_ROWS);
+        }
+    }
+
+    fn outgrows(&mut self, table: &mut Table) -> bool {
+        if table.len() <= SPILL_NAMES {
+            return false;
+        }
+        self.settle();
+        let tallies = std::mem::take(&mut self.tallies);
+        let pool = std::mem::take(&mut self.pool);
+        self.side
+            .absorb(Keeping::numbered(table.named(), tallies, pool));
+        *table = Table::numbered();
+        self.took_over = true;
+        true
+    }
+
+    fn feed(&mut self, chunk: &[u8], offset: usize) -> Option<Result<(), Fault>> {
+        self.took_over.then(|| self.side.feed(chunk, offset))
+    }
+
+    fn strict(&mut self, name: &[u8], value: i64) -> bool {
+        let added = self.side.add_row(name, value);
+        debug_assert!(added, "the strict parser checked the name");
+        true
+    }
+
+    fn into_sorted(mut self, table: Table) -> Vec<Entry> {
+        let numbered = Keeping::numbered(table.named(), self.tallies, self.pool);
+        self.side.absorb(numbered);
+        self.side.into_sorted()
+    }
+
+    fn absorb(&mut self, other: Counted, table: Table) {
+        let Counted {
+            tallies,
+            pool,
+            side,
+            ..
+        } = other;
+        self.side
+            .absorb(Keeping::numbered(table.named(), tallies, pool));
+        self.side.absorb(side);
+    }
+}
