@@ -84,6 +84,10 @@ const LOG_ROWS: usize = 1 << 16;
 /// How many rows ahead of its add a row's bin is prefetched.
 const AHEAD: usize = 16;
 
+/// The bit of a logged number that makes it a station of the keeping
+/// loop's: a table numbers fewer names than that.
+const SIDE: u32 = 1 << 31;
+
 /// Names past which a thread's table hands them to the keeping loop
 /// ([`Beyond::outgrows`]): far more than the 10K set's, far fewer than a
 /// million.
@@ -92,7 +96,8 @@ pub(crate) const SPILL_NAMES: usize = 1 << 16;
 /// Each name's counts per value, kept through the table's numbers.
 #[derive(Default)]
 pub struct Counted {
-    /// The short rows since the last settle: each name's number and value.
+    /// The rows since the last settle: each short name's number and the
+    /// value, or a long name's station in `side` with [`SIDE`] set.
     log: Vec<(u32, i32)>,
     /// The numbered names' values, by number.
     tallies: Vec<Tally>,
@@ -123,7 +128,12 @@ impl Log for Counted {
     }
 
     fn long(&mut self, name: &[u8], value: i64) -> bool {
-        self.side.add_row(name, value)
+        match self.side.station(name, value) {
+            Some(Some(i)) => self.log.push((SIDE | i, value as i32)),
+            Some(None) => {}
+            None => return false,
+        }
+        true
     }
 }
 
@@ -132,15 +142,25 @@ impl Beyond for Counted {
 
     fn settle(&mut self) {
         let Counted {
-            log, tallies, pool, ..
+            log,
+            tallies,
+            pool,
+            side,
+            ..
         } = self;
         for k in 0..log.len() {
-            if let Some(t) =
-                (log.get(k + AHEAD)).and_then(|&(id, v)| Some((tallies.get(id as usize)?, v)))
-            {
-                t.0.prefetch(t.1.into());
+            if let Some(&(id, v)) = log.get(k + AHEAD) {
+                if id & SIDE != 0 {
+                    side.prefetch_at(id & !SIDE, v.into());
+                } else if let Some(tally) = tallies.get(id as usize) {
+                    tally.prefetch(v.into());
+                }
             }
             let (id, value) = log[k];
+            if id & SIDE != 0 {
+                side.add_at(id & !SIDE, value.into());
+                continue;
+            }
             match tallies.get_mut(id as usize) {
                 Some(tally) => tally.add(pool, value.into()),
                 // A name's first row is logged as the table numbers it, so

@@ -475,22 +475,53 @@ impl<K: Keep> Keeping<K> {
     /// name that is empty, holds a `\n` or is not UTF-8, which a caller
     /// that checks names itself ([`Accumulator::CHECKS_UTF8`]) refuses.
     pub(crate) fn add_row(&mut self, name: &[u8], value: i64) -> bool {
-        let key = (name.len() <= SHORT).then(|| {
-            let mut bytes = [0u8; 16];
-            bytes[..name.len()].copy_from_slice(name);
-            bytes[name.len()] = b';';
-            let half =
-                |k: usize| u64::from_le_bytes(bytes[8 * k..8 * k + 8].try_into().expect("8"));
-            (half(0), half(1))
-        });
+        match self.station(name, value) {
+            Some(Some(i)) => self.add_at(i, value),
+            Some(None) => {}
+            None => return false,
+        }
+        true
+    }
+
+    /// The number of `name`'s station, which a row of `value` is still
+    /// to be added to ([`Keeping::add_at`]), if it has one; else `name`'s
+    /// new station with that row: `Some(None)`, or `None` for a name
+    /// [`Keeping::add_row`] refuses.
+    pub(crate) fn station(&mut self, name: &[u8], value: i64) -> Option<Option<u32>> {
+        let key = (name.len() <= SHORT).then(|| short_key(name));
         let hash = self.hash(name, key);
         if let Some(i) = self.find(name, key, hash) {
-            self.stations[i].kept.add(&mut self.store, value);
-            return true;
+            // The tables index stations by `u32`.
+            return Some(Some(i as u32));
         }
         let checked = !name.is_empty() && simdutf8::basic::from_utf8(name).is_ok();
-        checked && self.add_new(name, key, value, 0)
+        (checked && self.add_new(name, key, value, 0)).then_some(None)
     }
+
+    /// Adds a row of `value` to station `i` ([`Keeping::station`]).
+    #[inline(always)]
+    pub(crate) fn add_at(&mut self, i: u32, value: i64) {
+        self.stations[i as usize].kept.add(&mut self.store, value);
+    }
+
+    /// Starts loading what adding `value` to station `i` touches
+    /// ([`Keep::prefetch`]).
+    #[inline(always)]
+    pub(crate) fn prefetch_at(&self, i: u32, value: i64) {
+        if let Some(s) = self.stations.get(i as usize) {
+            s.kept.prefetch(value);
+        }
+    }
+}
+
+/// The key words of a name of at most [`SHORT`] bytes: its bytes, its `;`
+/// and zeros.
+fn short_key(name: &[u8]) -> (u64, u64) {
+    let mut bytes = [0u8; 16];
+    bytes[..name.len()].copy_from_slice(name);
+    bytes[name.len()] = b';';
+    let half = |k: usize| u64::from_le_bytes(bytes[8 * k..8 * k + 8].try_into().expect("8"));
+    (half(0), half(1))
 }
 
 impl Keeping<Tally> {
@@ -549,12 +580,7 @@ fn semicolon(chunk: &[u8], at: usize) -> (Option<usize>, Option<(u64, u64)>) {
     }
     let rest = &chunk[at..];
     let semi = memchr::memchr(b';', &rest[..rest.len().min(MAX_NAME_LEN + 1)]);
-    let key = semi.filter(|&s| s <= SHORT).map(|s| {
-        let mut bytes = [0u8; 16];
-        bytes[..=s].copy_from_slice(&rest[..=s]);
-        let half = |k: usize| u64::from_le_bytes(bytes[8 * k..8 * k + 8].try_into().expect("8"));
-        (half(0), half(1))
-    });
+    let key = semi.filter(|&s| s <= SHORT).map(|s| short_key(&rest[..s]));
     (semi, key)
 }
 
