@@ -202,12 +202,15 @@ impl Beyond for Counted {
     }
 
     fn into_sorted(mut self, table: Table) -> Vec<Entry> {
+        // A feed that met a fault returned before its settle.
+        self.settle();
         let numbered = Keeping::numbered(table.named(), self.tallies, self.pool);
         self.side.absorb(numbered);
         self.side.into_sorted()
     }
 
-    fn absorb(&mut self, other: Counted, table: Table) {
+    fn absorb(&mut self, mut other: Counted, table: Table) {
+        other.settle();
         let Counted {
             tallies,
             pool,

@@ -354,6 +354,18 @@ mod tests {
         }
     }
 
+    /// A counted feed that meets a fault returns before it takes in its
+    /// log: what it had read reaches its entries all the same.
+    #[test]
+    fn a_counted_feed_stopped_by_a_fault_keeps_the_rows_it_logged() {
+        let mut engine = FastCounted::default();
+        assert!(engine.feed(b"a;1.0\nb;-2.5\nno semicolon\n", 0).is_err());
+        let names: Vec<Vec<u8>> = (engine.into_sorted().into_iter())
+            .map(|e| e.name.to_vec())
+            .collect();
+        assert_eq!(names, [b"a".to_vec(), b"b".to_vec()]);
+    }
+
     /// Feeds `input` to an engine as one chunk, checking its result
     /// against `naive`'s; its probe steps past home slots, whether its
     /// table flooded, and whether it reseeded.

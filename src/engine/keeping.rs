@@ -1,6 +1,7 @@
 //! The accumulator of text runs whose stations keep more than the basic
-//! stats: a sum of squares (the standard deviations) or counts per value
-//! (the median and percentiles), whatever engine was named.
+//! stats: a sum of squares (the standard deviations, on any engine) or
+//! counts per value (the median and percentiles, on `chunked`; on the
+//! fast engines, the rows [`super::counted`] leaves to it).
 //!
 //! The fast engines' tables hold a station's basic stats in their slots
 //! and nothing more, so such runs take this loop: the `;` found by

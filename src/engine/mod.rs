@@ -108,7 +108,7 @@ pub trait Job {
     /// Does the work with the parallel engine whose per-thread state is `A`.
     fn parallel<A: Accumulator>(self) -> Self::Output;
     /// What each key must keep ([`Kept`]): beyond the basic stats, the
-    /// work is done by `naive` or by [`keeping`].
+    /// work is done by `naive`, [`counted`] or [`keeping`].
     fn kept(&self) -> Kept {
         Kept::Basic
     }
@@ -117,9 +117,11 @@ pub trait Job {
 impl Engine {
     /// Does `job` with this engine.
     ///
-    /// A job whose keys keep more than the basic stats runs on `naive`,
-    /// or else on [`keeping`]: the fast engines' tables hold a key's basic
-    /// stats in their slots and nothing more.
+    /// A job whose keys keep counts per value runs on `naive`, on the
+    /// fast engines' feeds with their log ([`counted`]), or on
+    /// [`keeping`]; one whose keys keep sums of squares on `naive` or
+    /// [`keeping`]: the fast engines' tables hold a key's basic stats in
+    /// their slots and nothing more.
     pub fn run<J: Job>(self, job: J) -> J::Output {
         match (self, job.kept()) {
             (Engine::Naive, _) => job.naive(),
