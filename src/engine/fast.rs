@@ -354,6 +354,25 @@ mod tests {
         }
     }
 
+    /// Names built to share a hash reseed and flood a table that numbers
+    /// its names as they do any other: each keeps its number, and the
+    /// counts are `naive`'s.
+    #[test]
+    fn numbered_tables_keep_their_numbers_through_reseeds_and_floods() {
+        use crate::{aggregate_keeping, Kept};
+        let mut input = flood::rows(&flood::clustered(15, 1_000, 11, 20, 3), 6, 4);
+        input.extend(flood::rows(&flood::colliding(15, 3_000, 15), 3, 1));
+        let options = Options {
+            threads: 1,
+            chunk_size: input.len(),
+        };
+        let want = aggregate_keeping(&input, Kept::Counts, Engine::Naive, &options).unwrap();
+        for engine in [Engine::Fast, Engine::Swar] {
+            let got = aggregate_keeping(&input, Kept::Counts, engine, &options).unwrap();
+            assert!(got == want, "{engine:?}");
+        }
+    }
+
     /// A counted feed that meets a fault returns before it takes in its
     /// log: what it had read reaches its entries all the same.
     #[test]

@@ -79,6 +79,8 @@ impl Short {
     /// table floods.
     fn reseed(&mut self) {
         let mut fresh = Short::with_slots(self.slots.len());
+        // The names keep their numbers (in their slots) and their keys.
+        fresh.named = self.named.take();
         fresh.mul = super::drawn();
         fresh.budget.join(self.budget);
         fresh.budget.grant(2 * self.len as u64);
