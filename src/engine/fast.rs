@@ -324,7 +324,6 @@ mod tests {
     #[test]
     fn counts_per_value_go_on_past_the_names_a_table_keeps() {
         use crate::engine::counted::SPILL_NAMES;
-        use crate::{aggregate_keeping, Kept};
         use std::io::Write;
         let mut input = Vec::new();
         for round in 0..2 {
@@ -342,15 +341,22 @@ mod tests {
         engine.feed(&input, 0).expect("valid input");
         assert!(engine.beyond.took_over());
         for threads in [1, 2] {
-            let options = Options {
-                threads,
-                chunk_size: 1 << 20,
-            };
-            let want = aggregate_keeping(&input, Kept::Counts, Engine::Naive, &options).unwrap();
-            for engine in [Engine::Fast, Engine::Swar] {
-                let got = aggregate_keeping(&input, Kept::Counts, engine, &options).unwrap();
-                assert!(got == want, "{engine:?}, {threads} threads");
-            }
+            counts_as_naive(&input, threads, 1 << 20);
+        }
+    }
+
+    /// Checks that the fast and swar engines keeping counts per value give
+    /// `naive`'s summary of `input`.
+    fn counts_as_naive(input: &[u8], threads: usize, chunk_size: usize) {
+        use crate::{aggregate_keeping, Kept};
+        let options = Options {
+            threads,
+            chunk_size,
+        };
+        let want = aggregate_keeping(input, Kept::Counts, Engine::Naive, &options).unwrap();
+        for engine in [Engine::Fast, Engine::Swar] {
+            let got = aggregate_keeping(input, Kept::Counts, engine, &options).unwrap();
+            assert!(got == want, "{engine:?}, {threads} threads");
         }
     }
 
@@ -359,18 +365,9 @@ mod tests {
     /// counts are `naive`'s.
     #[test]
     fn numbered_tables_keep_their_numbers_through_reseeds_and_floods() {
-        use crate::{aggregate_keeping, Kept};
         let mut input = flood::rows(&flood::clustered(15, 1_000, 11, 20, 3), 6, 4);
         input.extend(flood::rows(&flood::colliding(15, 3_000, 15), 3, 1));
-        let options = Options {
-            threads: 1,
-            chunk_size: input.len(),
-        };
-        let want = aggregate_keeping(&input, Kept::Counts, Engine::Naive, &options).unwrap();
-        for engine in [Engine::Fast, Engine::Swar] {
-            let got = aggregate_keeping(&input, Kept::Counts, engine, &options).unwrap();
-            assert!(got == want, "{engine:?}");
-        }
+        counts_as_naive(&input, 1, input.len());
     }
 
     /// A counted feed that meets a fault returns before it takes in its
