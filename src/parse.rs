@@ -10,7 +10,7 @@
 //! malformed line may be gigabytes long without a `\n`, and no reader may
 //! hold it whole.
 
-use crate::error::{quoted, ErrorKind, QUOTED_LEN};
+use crate::error::{quoted, ErrorKind, Fault, QUOTED_LEN};
 
 /// The longest name the grammar allows, in bytes.
 pub const MAX_NAME_LEN: usize = 100;
@@ -128,6 +128,47 @@ impl LineHead {
 pub(crate) fn check_name(name: &[u8]) -> Result<&str, ErrorKind> {
     std::str::from_utf8(name).map_err(|_| ErrorKind::InvalidUtf8 {
         name: name.to_vec(),
+    })
+}
+
+/// `parsed`, what feeding `lines` (whole lines, the first at rank
+/// `offset` of the input) gave, unless a line before where it stopped is
+/// not UTF-8: then that line's fault, its own parse fault if it has one,
+/// else its name's. For a feed that does not check names itself.
+pub(crate) fn with_utf8_checked(
+    lines: &[u8],
+    offset: usize,
+    parsed: Result<(), Fault>,
+) -> Result<(), Fault> {
+    let checked = match &parsed {
+        Ok(()) => lines.len(),
+        Err(f) => f.offset - offset,
+    };
+    // simdutf8 validates at memory speed with AVX2 where std's check
+    // showed in the pipe path's profile (docs/PERFORMANCE.md, *How data
+    // flows*); std finds the bad byte, rarely.
+    if simdutf8::basic::from_utf8(&lines[..checked]).is_ok() {
+        return parsed;
+    }
+    let Err(e) = std::str::from_utf8(&lines[..checked]) else {
+        return parsed;
+    };
+    // The line holding the first invalid byte; ASCII `;` and `\n` never
+    // occur inside a multi-byte character, so lines are checked on their
+    // own.
+    let bad = e.valid_up_to();
+    let start = memchr::memrchr(b'\n', &lines[..bad]).map_or(0, |i| i + 1);
+    let (line, _) = line_at(lines, start);
+    let kind = match parse_line(line) {
+        Err(kind) => kind,
+        // The line parses, so the invalid byte is in its name.
+        Ok((name, _)) => ErrorKind::InvalidUtf8 {
+            name: name.to_vec(),
+        },
+    };
+    Err(Fault {
+        offset: offset + start,
+        kind,
     })
 }
 

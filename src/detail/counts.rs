@@ -39,6 +39,21 @@ impl Counts {
         Counts(Form::Pooled { pool, chain })
     }
 
+    /// The counts `bins` hold, `bins[i]` of the value `lo + i`: a window
+    /// of those from the first counted to the last. At most [`WINDOW`]
+    /// bins, the widest window.
+    pub(crate) fn window(lo: i64, bins: &[u16]) -> Counts {
+        debug_assert!(bins.len() as i64 <= WINDOW);
+        let Some(first) = bins.iter().position(|&n| n > 0) else {
+            return Counts::default();
+        };
+        let last = bins.iter().rposition(|&n| n > 0).unwrap_or(first);
+        Counts(Form::Window {
+            lo: lo + first as i64,
+            bins: bins[first..=last].into(),
+        })
+    }
+
     /// Adds `n` occurrences of `value`.
     #[inline]
     pub fn add(&mut self, value: i64, n: u64) {

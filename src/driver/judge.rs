@@ -24,37 +24,10 @@ pub(super) fn check<A: Accumulator>(
     let parsed = acc
         .feed(block, offset)
         .map_err(|fault| judge_whole(fault, block, offset, release));
-    let checked = match &parsed {
-        Ok(()) => block.len(),
-        Err(f) => f.offset - offset,
-    };
-    // simdutf8 validates at memory speed with AVX2 where std's check
-    // showed in the pipe path's profile (docs/PERFORMANCE.md, *How data
-    // flows*); std finds the bad byte, rarely. Engines that check names
-    // themselves skip it.
-    if A::CHECKS_UTF8 || simdutf8::basic::from_utf8(&block[..checked]).is_ok() {
-        return parsed;
+    match A::CHECKS_UTF8 {
+        true => parsed,
+        false => parse::with_utf8_checked(block, offset, parsed),
     }
-    let Err(e) = std::str::from_utf8(&block[..checked]) else {
-        return parsed;
-    };
-    // The line holding the first invalid byte; ASCII `;` and `\n` never
-    // occur inside a multi-byte character, so lines are checked on their
-    // own.
-    let bad = e.valid_up_to();
-    let start = memchr::memrchr(b'\n', &block[..bad]).map_or(0, |i| i + 1);
-    let (line, _) = parse::line_at(block, start);
-    let kind = match parse::parse_line(line) {
-        Err(kind) => kind,
-        // The line parses, so the invalid byte is in its name.
-        Ok((name, _)) => ErrorKind::InvalidUtf8 {
-            name: name.to_vec(),
-        },
-    };
-    Err(Fault {
-        offset: offset + start,
-        kind,
-    })
 }
 
 /// Finishes the verdict on a fault's line where [`Accumulator::feed`]

@@ -209,9 +209,8 @@ impl<const SWAR: bool, B: Beyond> HandWritten<SWAR, B> {
 
 impl<const SWAR: bool, B: Beyond> Accumulator for HandWritten<SWAR, B> {
     // The table refuses such names, and the strict parser that gets them
-    // checks them; but the keeping loop that may take over from a table
-    // that numbers its names does not.
-    const CHECKS_UTF8: bool = !B::NUMBERED;
+    // checks them, as [`Beyond`] does.
+    const CHECKS_UTF8: bool = true;
 
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Result<(), Fault> {
         if let Some(fed) = self.beyond.feed(chunk, offset) {
@@ -229,10 +228,9 @@ impl<const SWAR: bool, B: Beyond> Accumulator for HandWritten<SWAR, B> {
                 // fuzz` for odd stretches, so that small inputs reach it.
                 let big = self.table.is_big();
                 let batched = big || (BATCH_ODD_STRETCHES && stop % 2 == 1);
-                // The lanes feed logs no rows.
-                p = if scan::has_lanes(Self::DISPATCH) && !batched && !B::NUMBERED {
-                    self.side_by_side(chunk, p, stop, offset, |adder, _, ps, ends| {
-                        scan::scan_lanes(Self::DISPATCH, adder, chunk, ps, ends)
+                p = if scan::has_lanes(Self::DISPATCH) && !batched {
+                    self.side_by_side(chunk, p, stop, offset, |adder, log, ps, ends| {
+                        scan::scan_lanes(Self::DISPATCH, adder, log, chunk, ps, ends)
                     })?
                 } else {
                     self.side_by_side(chunk, p, stop, offset, |adder, log, ps, ends| {
@@ -345,6 +343,41 @@ mod tests {
         }
     }
 
+    /// A thread past the names its table keeps checks the names it reads
+    /// then as it did before: the first fault is `naive`'s, whether a name
+    /// not UTF-8 or a line without `;` comes first.
+    #[test]
+    fn counts_per_value_past_the_names_a_table_keeps_meet_faults_as_naive_does() {
+        use crate::engine::counted::SPILL_NAMES;
+        use crate::{aggregate_keeping, Kept};
+        use std::io::Write;
+        let mut valid = Vec::new();
+        for i in 0..SPILL_NAMES + 100 {
+            writeln!(valid, "n{i};{}.5", i % 100).unwrap();
+        }
+        for faults in [
+            &b"x\xff;1.0\nno semicolon\n"[..],
+            b"no semicolon\nx\xff;1.0\n",
+        ] {
+            let mut input = valid.clone();
+            input.extend(faults);
+            input.extend(b"n1;2.0\n");
+            let mut engine = FastCounted::default();
+            let fault = engine.feed(&input, 0).unwrap_err();
+            assert!(engine.beyond.took_over());
+            assert_eq!(fault.offset, valid.len());
+            let options = Options {
+                threads: 1,
+                chunk_size: 1 << 20,
+            };
+            let run = |engine| aggregate_keeping(&input, Kept::Counts, engine, &options);
+            let want = run(Engine::Naive).unwrap_err().to_string();
+            for engine in [Engine::Fast, Engine::Swar] {
+                assert_eq!(run(engine).unwrap_err().to_string(), want, "{engine:?}");
+            }
+        }
+    }
+
     /// Checks that the fast and swar engines keeping counts per value give
     /// `naive`'s summary of `input`.
     fn counts_as_naive(input: &[u8], threads: usize, chunk_size: usize) {
@@ -367,6 +400,22 @@ mod tests {
     fn numbered_tables_keep_their_numbers_through_reseeds_and_floods() {
         let mut input = flood::rows(&flood::clustered(15, 1_000, 11, 20, 3), 6, 4);
         input.extend(flood::rows(&flood::colliding(15, 3_000, 15), 3, 1));
+        counts_as_naive(&input, 1, input.len());
+    }
+
+    /// A name read more than 2^16 times with one value by one thread, in
+    /// lanes and lockstep feeds and past a row's 16-bit count, among names
+    /// short and long: `naive`'s counts.
+    #[test]
+    fn counts_per_value_past_16_bits_in_a_thread_are_naive_s() {
+        let mut input = Vec::new();
+        for i in 0..(1 << 16) + 1000 {
+            input.extend(b"busy;-12.3\n");
+            if i % 1000 == 0 {
+                input.extend(format!("n{};{}.5\n", i % 7, i % 100).as_bytes());
+                input.extend(b"a name of more than sixteen bytes;99.9\n");
+            }
+        }
         counts_as_naive(&input, 1, input.len());
     }
 

@@ -77,7 +77,7 @@ pub(super) unsafe fn line<K: Kernel, L: Log>(
 /// `p` valid for reads of [`PAD`](super::PAD) bytes, and `win_len` its
 /// window's length.
 #[inline(always)]
-unsafe fn long_logged<K: Kernel, L: Log>(
+pub(super) unsafe fn long_logged<K: Kernel, L: Log>(
     log: &mut L,
     p: *const u8,
     win_len: usize,

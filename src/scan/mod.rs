@@ -164,11 +164,9 @@ pub(crate) fn scan_lockstep<L: Log>(
     ends: &[usize; STREAMS],
 ) {
     // With AVX2 only a big table comes here, a smaller one going to
-    // `scan_lanes`, unless the log keeps long names' rows, which the lanes
-    // do not log.
-    let batched = (avx2(dispatch) && L::LONG)
-        || adder.is_big()
-        || (BATCH_ODD_STRETCHES && ends[STREAMS - 1] % 2 == 1);
+    // `scan_lanes`.
+    let batched =
+        avx2(dispatch) || adder.is_big() || (BATCH_ODD_STRETCHES && ends[STREAMS - 1] % 2 == 1);
     if batched || plain_in_slices(dispatch, adder, log, buf, ps, ends, SLICE) {
         scan_lockstep_as(dispatch, Feed::Batched, adder, log, buf, ps, ends);
     }
@@ -213,16 +211,17 @@ pub(crate) fn has_lanes(dispatch: Dispatch) -> bool {
 
 /// [`scan_lockstep`] for [`LANES`] stretches, a line of each per round,
 /// their values parsed together in vectors (docs/PERFORMANCE.md, *The
-/// scanner*). Returns as soon as any stretch is done or meets a line the
+/// scanner*), into `adder`'s table and `log`. Returns as soon as any stretch is done or meets a line the
 /// scanner does not accept, or the table outgrows the L2 cache (from where
 /// the batched feed of [`scan_lockstep`] serves it better), with every
 /// `ps[k]` at the first line of stretch `k` not yet added.
 ///
 /// # Panics
 /// If some `ends[k] + PAD > buf.len()`, or `!has_lanes(dispatch)`.
-pub(crate) fn scan_lanes(
+pub(crate) fn scan_lanes<L: Log>(
     dispatch: Dispatch,
     adder: &mut Adder,
+    log: &mut L,
     buf: &[u8],
     ps: &mut [usize; LANES],
     ends: &[usize; LANES],
@@ -230,15 +229,16 @@ pub(crate) fn scan_lanes(
     // The keeping loop makes each call dearly, saving twenty registers
     // around it, and every row of a flooded table is a call.
     let keep = adder.long_names_under(KEEP_LONG_SHARE) && !adder.is_flooded();
-    scan_lanes_as(dispatch, keep, adder, buf, ps, ends);
+    scan_lanes_as(dispatch, keep, adder, log, buf, ps, ends);
 }
 
 /// [`scan_lanes`], its loop keeping its registers across its calls or not
 /// (the `x86_64::keep` module), as `keep` says.
-fn scan_lanes_as(
+fn scan_lanes_as<L: Log>(
     dispatch: Dispatch,
     keep: bool,
     adder: &mut Adder,
+    log: &mut L,
     buf: &[u8],
     ps: &mut [usize; LANES],
     ends: &[usize; LANES],
@@ -253,15 +253,15 @@ fn scan_lanes_as(
         // asserted above.
         unsafe {
             if keep {
-                x86_64::lanes_avx2::<true>(&mut adder, buf, ps, ends);
+                x86_64::lanes_avx2::<true, L>(&mut adder, log, buf, ps, ends);
             } else {
-                x86_64::lanes_avx2::<false>(&mut adder, buf, ps, ends);
+                x86_64::lanes_avx2::<false, L>(&mut adder, log, buf, ps, ends);
             }
         }
         settle_streams(adder, &starts, ps, ends);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (keep, adder);
+    let _ = (keep, adder, log);
 }
 
 /// Ends a scan of streams side by side, started at `starts`, by
@@ -366,7 +366,7 @@ mod tests {
         if has_lanes(Dispatch::Best) {
             for keep in [false, true] {
                 side_by_side::<LANES>(chunk, &format!("lanes, keep {keep}"), |adder, ps, ends| {
-                    scan_lanes_as(Dispatch::Best, keep, adder, chunk, ps, ends)
+                    scan_lanes_as(Dispatch::Best, keep, adder, &mut (), chunk, ps, ends)
                 });
             }
         }
@@ -527,7 +527,15 @@ mod tests {
             let mut table = Table::default();
             let mut adder = table.adder(chunk.len());
             let mut ps = starts;
-            scan_lanes_as(Dispatch::Best, keep, &mut adder, &chunk, &mut ps, &ends);
+            scan_lanes_as(
+                Dispatch::Best,
+                keep,
+                &mut adder,
+                &mut (),
+                &chunk,
+                &mut ps,
+                &ends,
+            );
             assert!(adder.is_big(), "{label}");
             let left: usize = (0..LANES).map(|k| ends[k] - ps[k]).sum();
             assert!(left > limit / 8, "{label}: {left} of {limit} bytes left");

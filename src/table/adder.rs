@@ -220,11 +220,13 @@ impl Adder<'_> {
     /// registers of its own, where the adder's would be reloaded on every
     /// row (a store to a slot might alias it, for all the compiler knows),
     /// and that makes its own call for the rest: adds the row if the key is
-    /// in its home slot or the next, else returns `false`, adding nothing,
-    /// and the feed adds the row by [`Adder::add_short_past`], then takes
-    /// the shape anew. Long names' rows leave the short table where it is.
-    /// The row comes as its [`short::total`], which such a feed can make for
-    /// several rows at once.
+    /// in its home slot or the next, returning the name's number in a
+    /// numbered table ([`Table::numbered`](super::Table::numbered)), else
+    /// returns `None`, adding nothing, and the feed adds the row by
+    /// [`Adder::add_short_past`], then takes the shape anew. Long names'
+    /// rows leave the short table where it is. The row comes as its
+    /// [`short::total`], which such a feed can make for several rows at
+    /// once.
     ///
     /// # Safety
     /// `*shape == self.shape()`: taken since the adder last added a short
@@ -236,20 +238,20 @@ impl Adder<'_> {
         a: u64,
         b: u64,
         total: i64,
-    ) -> bool {
+    ) -> Option<u32> {
         debug_assert_eq!(*shape, self.shape);
         let at = shape.home(shape.hash(a, b));
         // SAFETY: `shape` is the adder's (forwarded from the caller); see
         // `add_short_hashed`.
-        unsafe { shape.add_if_near(at, a, b, total) }.is_some()
+        unsafe { shape.add_if_near(at, a, b, total) }
     }
 
     /// Adds a row that [`Adder::add_short_if_near`] did not, given as its
     /// [`short::total`]: a key past its home slot and the next, or new, or in a
-    /// flooded table's keyed table.
-    pub(crate) fn add_short_past(&mut self, a: u64, b: u64, total: i64) -> bool {
+    /// flooded table's keyed table. Returns the name's number, as
+    /// [`Adder::add_short_numbered`] does.
+    pub(crate) fn add_short_past(&mut self, a: u64, b: u64, total: i64) -> Option<u32> {
         self.add_past_home(self.shape.hash(a, b), a, b, total)
-            .is_some()
     }
 
     /// [`Adder::add_short_hashed`] for a key in neither its home slot nor

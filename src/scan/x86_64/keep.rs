@@ -17,6 +17,8 @@
 
 use super::avx2::Avx2;
 use crate::scan::kernel::Kernel;
+use crate::scan::line;
+use crate::scan::Log;
 use crate::table::ChunkAdder;
 
 /// Calls the function whose address is in `r11`, its System V arguments in
@@ -119,19 +121,27 @@ macro_rules! call {
 /// # Safety
 /// The CPU has AVX (the callee's saves use it).
 #[inline(always)]
-pub(super) unsafe fn add_short_past(adder: &mut ChunkAdder, a: u64, b: u64, total: i64) -> bool {
-    /// The callee, its arguments as the loop's `asm!` passes them.
+pub(super) unsafe fn add_short_past(
+    adder: &mut ChunkAdder,
+    a: u64,
+    b: u64,
+    total: i64,
+) -> Option<u32> {
+    /// The callee, its arguments as the loop's `asm!` passes them; the
+    /// name's number with bit 32 set for `Some`, `0` for `None`.
     extern "sysv64" fn past(adder: usize, a: usize, b: usize, total: usize) -> usize {
         // SAFETY: `adder` is the `&mut ChunkAdder` passed below, borrowed
         // for the call.
         let adder = unsafe { &mut *(adder as *mut ChunkAdder) };
-        usize::from(adder.add_short_past(a as u64, b as u64, total as i64))
+        let added = adder.add_short_past(a as u64, b as u64, total as i64);
+        added.map_or(0, |id| 1 << 32 | id as usize)
     }
     let adder = adder as *mut ChunkAdder as usize;
     // SAFETY: `past` is an `extern "sysv64"` function of four `usize`
     // arguments; `keeping_registers` keeps what `call!` does not clobber, on
     // a CPU with AVX (forwarded from the caller).
-    unsafe { call!(past, adder, a as usize, b as usize, total as usize) != 0 }
+    let got = unsafe { call!(past, adder, a as usize, b as usize, total as usize) };
+    (got != 0).then_some(got as u32)
 }
 
 /// [`Kernel::add_head`] for the lanes' loop, the row's value parsed.
@@ -187,6 +197,37 @@ pub(super) unsafe fn long_line(
     let adder = adder as *mut ChunkAdder as usize;
     // SAFETY: as in `add_short_past`; `line`'s contract is the caller's.
     let n = unsafe { call!(line, adder, p as usize, win_len, 0usize) };
+    (n != 0).then_some(n)
+}
+
+/// [`long_logged`](crate::scan::line::long_logged) for the lanes' loop:
+/// a long name's row kept by `log`, not the table.
+///
+/// # Safety
+/// As for `long_logged` with the AVX2 kernel.
+#[inline(always)]
+pub(super) unsafe fn long_logged<L: Log>(
+    log: &mut L,
+    p: *const u8,
+    win_len: usize,
+) -> Option<usize> {
+    /// The callee, its arguments as the loop's `asm!` passes them; `0` for
+    /// `None` (a line is never empty).
+    #[target_feature(enable = "avx2,bmi1,bmi2")]
+    unsafe extern "sysv64" fn logged<L: Log>(
+        log: usize,
+        p: usize,
+        win_len: usize,
+        _: usize,
+    ) -> usize {
+        // SAFETY: `log` is the `&mut L` passed below, borrowed for the call;
+        // the rest is forwarded from the caller.
+        unsafe { line::long_logged::<Avx2, L>(&mut *(log as *mut L), p as *const u8, win_len) }
+            .unwrap_or(0)
+    }
+    let log = log as *mut L as usize;
+    // SAFETY: as in `add_short_past`; `line`'s contract is the caller's.
+    let n = unsafe { call!(logged::<L>, log, p as usize, win_len, 0usize) };
     (n != 0).then_some(n)
 }
 

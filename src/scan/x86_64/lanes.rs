@@ -18,6 +18,8 @@ use super::keep;
 use crate::bits::{load, prefetch};
 use crate::parse::MAX_ROW_LEN;
 use crate::scan::kernel::Kernel;
+use crate::scan::line::long_logged;
+use crate::scan::Log;
 use crate::table::{ChunkAdder, Shape, ONE_ROW, SHORT};
 use crate::tuning::{AHEAD, LANES};
 
@@ -204,24 +206,34 @@ struct Windows {
     newlines: [u32; LANES],
 }
 
+/// What a round found of its lines: their windows, where their values are
+/// `bad` (see [`Values`]) and their totals.
+#[derive(Clone, Copy)]
+struct Round<'a, const KEEP: bool> {
+    w: &'a Windows,
+    bad: u32,
+    totals: Totals<'a, KEEP>,
+}
+
 /// Adds lane `k`'s row, its `;` at `w.len[k]` and, for a name of under 32
-/// bytes, its value parsed in `totals` unless `bad` says it is not one,
-/// and moves the lane to its next line; `false` if the scanner does not
-/// take the row.
+/// bytes, its value parsed in `totals` unless `bad` says it is not one
+/// (the fields of `round`),
+/// and keeps it in `log` as [`Log`] says, and moves the lane to its next
+/// line; `false` if the scanner does not take the row.
 ///
 /// # Safety
 /// `p[k]` points into `adder`'s chunk, with PAD bytes of it from `p[k]`,
 /// the CPU has AVX2 and BMI, and `*shape == adder.shape()`.
 #[inline(always)]
-unsafe fn row<const KEEP: bool>(
+unsafe fn row<const KEEP: bool, L: Log>(
     adder: &mut ChunkAdder,
+    log: &mut L,
     shape: &mut Shape,
     p: &mut [*const u8; LANES],
     k: usize,
-    w: &Windows,
-    bad: u32,
-    totals: Totals<KEEP>,
+    round: Round<KEEP>,
 ) -> bool {
+    let Round { w, bad, totals } = round;
     let len = &w.len;
     // The round's parse of the row's value, for a name its window holds:
     // the row's total and the line's length, or `None` where `bad` says
@@ -249,27 +261,46 @@ unsafe fn row<const KEEP: bool>(
         let (w0, w1) = unsafe { load_words(p[k]) };
         let (a, b) = (w0 & KEY_MASKS[0][len[k]], w1 & KEY_MASKS[1][len[k]]);
         // SAFETY: `shape` is the adder's (forwarded from the caller).
-        if !unsafe { adder.add_short_if_near(shape, a, b, total) } {
-            let added = if KEEP {
-                // SAFETY: the CPU has AVX2 (forwarded from the caller).
-                unsafe { keep::add_short_past(adder, a, b, total) }
-            } else {
-                adder.add_short_past(a, b, total)
-            };
-            if !added {
-                return false;
+        let id = match unsafe { adder.add_short_if_near(shape, a, b, total) } {
+            Some(id) => id,
+            None => {
+                let added = if KEEP {
+                    // SAFETY: the CPU has AVX2 (forwarded from the caller).
+                    unsafe { keep::add_short_past(adder, a, b, total) }
+                } else {
+                    adder.add_short_past(a, b, total)
+                };
+                let Some(id) = added else {
+                    return false;
+                };
+                *shape = adder.shape();
+                // Only an insert grows the table: where registers are kept,
+                // the loop learns here that it outgrew L2, with no test per
+                // round; without its test the other loop was laid out worse
+                // (docs/PERFORMANCE.md, *Registers across calls*).
+                if KEEP && adder.is_big() {
+                    log.row(id, total - ONE_ROW);
+                    p[k] = p[k].wrapping_add(next);
+                    return false;
+                }
+                id
             }
-            *shape = adder.shape();
-            // Only an insert grows the table: where registers are kept, the
-            // loop learns here that it outgrew L2, with no test per round;
-            // without its test the other loop was laid out worse
-            // (docs/PERFORMANCE.md, *Registers across calls*).
-            if KEEP && adder.is_big() {
-                p[k] = p[k].wrapping_add(next);
-                return false;
-            }
-        }
+        };
+        log.row(id, total - ONE_ROW);
         next
+    } else if !L::LONG {
+        // The log keeps long names' rows.
+        // SAFETY: forwarded from the caller; `len[k]` is the window's.
+        let logged = unsafe {
+            match KEEP {
+                true => keep::long_logged(log, p[k], len[k]),
+                false => long_logged::<Avx2, L>(log, p[k], len[k]),
+            }
+        };
+        match logged {
+            Some(n) => n,
+            None => return false,
+        }
     } else if KEEP && len[k] < 32 {
         // A name the window holds: the round parsed its value.
         let Some((total, next)) = parsed() else {
@@ -305,8 +336,8 @@ unsafe fn row<const KEEP: bool>(
 }
 
 /// Parses [`LANES`] stretches of `adder`'s chunk side by side, one line of
-/// each per round: lane `k` from `ps[k]` while its lines start before
-/// `ends[k]`.
+/// each per round, into the table and `log`: lane `k` from `ps[k]` while
+/// its lines start before `ends[k]`.
 /// Returns as soon as any lane is done, meets a line the scanner does not
 /// take, or the short table outgrows the L2 cache, with every `ps[k]` at
 /// the first line of lane `k` not yet added; rows of long names are added
@@ -321,8 +352,9 @@ unsafe fn row<const KEEP: bool>(
 /// `buf` is `adder`'s chunk, `ends[k] + PAD <= buf.len()` for every `k`,
 /// and the CPU has AVX2 and BMI.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
+pub(in crate::scan) unsafe fn lanes<const KEEP: bool, L: Log>(
     adder: &mut ChunkAdder,
+    log: &mut L,
     buf: &[u8],
     ps: &mut [usize; LANES],
     ends: &[usize; LANES],
@@ -376,8 +408,10 @@ pub(in crate::scan) unsafe fn lanes<const KEEP: bool>(
             // each row has none of its own (docs/PERFORMANCE.md, *Registers
             // across calls*).
             // SAFETY: every `p[k]` is below its lane's end, as above.
-            let mut lane =
-                |k, bad| unsafe { row::<KEEP>(adder, &mut shape, &mut p, k, &w, bad, totals) };
+            let mut lane = |k, bad| unsafe {
+                let round = Round { w: &w, bad, totals };
+                row::<KEEP, L>(adder, log, &mut shape, &mut p, k, round)
+            };
             let bad = values.bad;
             let ok = if KEEP && bad == 0 {
                 lane(0, 0) && lane(1, 0) && lane(2, 0) && lane(3, 0)

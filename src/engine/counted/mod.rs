@@ -4,23 +4,30 @@
 //!
 //! The table numbers its short names ([`Table::numbered`]), and the
 //! scanner logs each short row as its name's number and value ([`Log`]),
-//! adding it to the table as ever. After each scan the log is taken into
-//! each name's [`Tally`] ([`Beyond::settle`]) in one pass whose next
-//! tallies are prefetched a few rows ahead: counting in the scanner's loop
-//! made it wait on each row's bin, which a log known in advance does not.
+//! adding it to the table as ever. After each scan the log is taken in
+//! ([`Beyond::settle`]) in one pass whose next bins are prefetched a few
+//! rows ahead: counting in the scanner's loop made it wait on each row's
+//! bin, which a log known in advance does not. A name's first values go to
+//! its [`Tally`]; past them, to a row of counts of every text value
+//! ([`Rows`]).
 //! Long names' rows, and the rows the strict parser reads, go to a
-//! [`Keeping`] of their own, by name. At the end the numbered names'
-//! tallies join it, and it gives the run's entries.
+//! [`Keeping`] of their own, by name. At the end the numbered names' rows
+//! are folded into their tallies, which join it, and it gives the run's
+//! entries.
 //!
 //! A thread whose table passes [`SPILL_NAMES`] names hands them all to
 //! that [`Keeping`] and feeds it alone from then on: a million names'
 //! slots, numbers and tallies held in two places took twice the memory
 //! of the keeping loop's stations.
 
+mod rows;
+
+use self::rows::{Elsewhere, Rows};
 use crate::detail::Pool;
 use crate::engine::keeping::{Keep, Keeping, Tally};
 use crate::engine::Accumulator;
 use crate::error::Fault;
+use crate::parse;
 use crate::scan::Log;
 use crate::summary::Entry;
 use crate::table::Table;
@@ -44,8 +51,9 @@ pub trait Beyond: Log + Default + Send {
         false
     }
 
-    /// Feeds `chunk` as [`Accumulator::feed`] does, once this has taken
-    /// over ([`Beyond::outgrows`]); `None` before.
+    /// Feeds `chunk` as [`Accumulator::feed`] does, names' UTF-8 checked
+    /// ([`Accumulator::CHECKS_UTF8`]), once this has taken over
+    /// ([`Beyond::outgrows`]); `None` before.
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Option<Result<(), Fault>> {
         let _ = (chunk, offset);
         None
@@ -81,9 +89,6 @@ impl Beyond for () {
 /// stretch ([`crate::tuning::COUNTED_STRETCH`]).
 const LOG_ROWS: usize = 1 << 16;
 
-/// How many rows ahead of its add a row's bin is prefetched.
-const AHEAD: usize = 16;
-
 /// The bit of a logged number that makes it a station of the keeping
 /// loop's: a table numbers fewer names than that.
 const SIDE: u32 = 1 << 31;
@@ -99,15 +104,55 @@ pub struct Counted {
     /// The rows since the last settle: each short name's number and the
     /// value, or a long name's station in `side` with [`SIDE`] set.
     log: Vec<(u32, i32)>,
-    /// The numbered names' values, by number.
+    /// The busy numbered names' counts.
+    rows: Rows,
+    /// The rest.
+    named: Named,
+    /// Whether this has taken over its table's names.
+    took_over: bool,
+}
+
+/// What [`Counted`] keeps of a name beyond its row.
+#[derive(Default)]
+struct Named {
+    /// The numbered names' first values, by number, and their counts if
+    /// they have no row.
     tallies: Vec<Tally>,
     /// The blocks of the tallies' first values.
     pool: Pool,
     /// The long names' and the strict parser's rows, by name; every row,
     /// once this has taken over the table's names.
     side: Keeping<Tally>,
-    /// Whether it has.
-    took_over: bool,
+}
+
+impl Elsewhere for Named {
+    fn add(&mut self, rows: &mut Rows, id: u32, value: i64) {
+        if id & SIDE != 0 {
+            return self.side.add_at(id & !SIDE, value);
+        }
+        let Some(tally) = self.tallies.get_mut(id as usize) else {
+            // A name's first row is logged as the table numbers it, so
+            // numbers come in order.
+            debug_assert_eq!(id as usize, self.tallies.len());
+            self.tallies.push(Tally::new(&mut self.pool, value));
+            rows.name();
+            return;
+        };
+        // A row counts the name's later values, from this one if in its
+        // span.
+        if !(tally.is_full() && rows.give(id) && rows.count(id, value)) {
+            tally.add(&mut self.pool, value);
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, id: u32, value: i64) {
+        if id & SIDE != 0 {
+            self.side.prefetch_at(id & !SIDE, value);
+        } else if let Some(tally) = self.tallies.get(id as usize) {
+            tally.prefetch(value);
+        }
+    }
 }
 
 impl Counted {
@@ -115,6 +160,23 @@ impl Counted {
     #[cfg(test)]
     pub(crate) fn took_over(&self) -> bool {
         self.took_over
+    }
+
+    /// The numbered names' tallies, their rows folded in, as the keeping
+    /// loop's stations, given the table that numbered them; this keeps
+    /// none.
+    fn numbered(&mut self, table: &Table) -> Keeping<Tally> {
+        self.settle();
+        let Named { tallies, pool, .. } = &mut self.named;
+        for (id, counts) in self.rows.take() {
+            // The row's counts take the tally's first values in.
+            let tally = &mut tallies[id as usize];
+            let first = std::mem::replace(tally, Tally::Counts(counts));
+            tally.absorb(pool, first);
+        }
+        let tallies = std::mem::take(tallies);
+        let pool = std::mem::take(pool);
+        Keeping::numbered(table.named(), tallies, pool)
     }
 }
 
@@ -128,7 +190,7 @@ impl Log for Counted {
     }
 
     fn long(&mut self, name: &[u8], value: i64) -> bool {
-        match self.side.station(name, value) {
+        match self.named.side.station(name, value) {
             Some(Some(i)) => self.log.push((SIDE | i, value as i32)),
             Some(None) => {}
             None => return false,
@@ -141,39 +203,10 @@ impl Beyond for Counted {
     const NUMBERED: bool = true;
 
     fn settle(&mut self) {
-        let Counted {
-            log,
-            tallies,
-            pool,
-            side,
-            ..
-        } = self;
-        for k in 0..log.len() {
-            if let Some(&(id, v)) = log.get(k + AHEAD) {
-                if id & SIDE != 0 {
-                    side.prefetch_at(id & !SIDE, v.into());
-                } else if let Some(tally) = tallies.get(id as usize) {
-                    tally.prefetch(v.into());
-                }
-            }
-            let (id, value) = log[k];
-            if id & SIDE != 0 {
-                side.add_at(id & !SIDE, value.into());
-                continue;
-            }
-            match tallies.get_mut(id as usize) {
-                Some(tally) => tally.add(pool, value.into()),
-                // A name's first row is logged as the table numbers it, so
-                // numbers come in order.
-                None => {
-                    debug_assert_eq!(id as usize, tallies.len());
-                    tallies.push(Tally::new(pool, value.into()));
-                }
-            }
-        }
-        log.clear();
-        if log.capacity() < LOG_ROWS {
-            log.reserve(LOG_ROWS);
+        self.rows.settle(&self.log, &mut self.named);
+        self.log.clear();
+        if self.log.capacity() < LOG_ROWS {
+            self.log.reserve(LOG_ROWS);
         }
     }
 
@@ -181,44 +214,38 @@ impl Beyond for Counted {
         if table.len() <= SPILL_NAMES {
             return false;
         }
-        self.settle();
-        let tallies = std::mem::take(&mut self.tallies);
-        let pool = std::mem::take(&mut self.pool);
-        self.side
-            .absorb(Keeping::numbered(table.named(), tallies, pool));
+        let numbered = self.numbered(table);
+        self.named.side.absorb(numbered);
         *table = Table::numbered();
         self.took_over = true;
         true
     }
 
     fn feed(&mut self, chunk: &[u8], offset: usize) -> Option<Result<(), Fault>> {
-        self.took_over.then(|| self.side.feed(chunk, offset))
+        // The keeping loop does not check names.
+        let fed = |side: &mut Keeping<Tally>| {
+            let fed = side.feed(chunk, offset);
+            parse::with_utf8_checked(chunk, offset, fed)
+        };
+        self.took_over.then(|| fed(&mut self.named.side))
     }
 
     fn strict(&mut self, name: &[u8], value: i64) -> bool {
-        let added = self.side.add_row(name, value);
+        let added = self.named.side.add_row(name, value);
         debug_assert!(added, "the strict parser checked the name");
         true
     }
 
     fn into_sorted(mut self, table: Table) -> Vec<Entry> {
         // A feed that met a fault returned before its settle.
-        self.settle();
-        let numbered = Keeping::numbered(table.named(), self.tallies, self.pool);
-        self.side.absorb(numbered);
-        self.side.into_sorted()
+        let numbered = self.numbered(&table);
+        self.named.side.absorb(numbered);
+        self.named.side.into_sorted()
     }
 
     fn absorb(&mut self, mut other: Counted, table: Table) {
-        other.settle();
-        let Counted {
-            tallies,
-            pool,
-            side,
-            ..
-        } = other;
-        self.side
-            .absorb(Keeping::numbered(table.named(), tallies, pool));
-        self.side.absorb(side);
+        let numbered = other.numbered(&table);
+        self.named.side.absorb(numbered);
+        self.named.side.absorb(other.named.side);
     }
 }
