@@ -7,9 +7,9 @@
 //! adding it to the table as ever. After each scan the log is taken in
 //! ([`Beyond::settle`]) in one pass whose next bins are prefetched a few
 //! rows ahead: counting in the scanner's loop made it wait on each row's
-//! bin, which a log known in advance does not. A name's first values go to
-//! its [`Tally`]; past them, to a row of counts of every text value
-//! ([`Rows`]).
+//! bin, which a log known in advance does not. The first [`ROWS`] names
+//! each count their values in a row of counts of every text value
+//! ([`Rows`]); the others in a [`Tally`].
 //! Long names' rows, and the rows the strict parser reads, go to a
 //! [`Keeping`] of their own, by name. At the end the numbered names' rows
 //! are folded into their tallies, which join it, and it gives the run's
@@ -22,7 +22,7 @@
 
 mod rows;
 
-use self::rows::{Elsewhere, Rows};
+use self::rows::{Elsewhere, Rows, ROWS};
 use crate::detail::Pool;
 use crate::engine::keeping::{Keep, Keeping, Tally};
 use crate::engine::Accumulator;
@@ -112,11 +112,10 @@ pub struct Counted {
     took_over: bool,
 }
 
-/// What [`Counted`] keeps of a name beyond its row.
+/// What [`Counted`] keeps of names without a row.
 #[derive(Default)]
 struct Named {
-    /// The numbered names' first values, by number, and their counts if
-    /// they have no row.
+    /// The values of the names numbered from [`ROWS`] on, by number.
     tallies: Vec<Tally>,
     /// The blocks of the tallies' first values.
     pool: Pool,
@@ -126,22 +125,19 @@ struct Named {
 }
 
 impl Elsewhere for Named {
-    fn add(&mut self, rows: &mut Rows, id: u32, value: i64) {
+    fn add(&mut self, id: u32, value: i64) {
         if id & SIDE != 0 {
             return self.side.add_at(id & !SIDE, value);
         }
-        let Some(tally) = self.tallies.get_mut(id as usize) else {
+        let at = id as usize - ROWS;
+        match self.tallies.get_mut(at) {
+            Some(tally) => tally.add(&mut self.pool, value),
             // A name's first row is logged as the table numbers it, so
             // numbers come in order.
-            debug_assert_eq!(id as usize, self.tallies.len());
-            self.tallies.push(Tally::new(&mut self.pool, value));
-            rows.name();
-            return;
-        };
-        // A row counts the name's later values, from this one if in its
-        // span.
-        if !(tally.is_full() && rows.give(id) && rows.count(id, value)) {
-            tally.add(&mut self.pool, value);
+            None => {
+                debug_assert_eq!(at, self.tallies.len());
+                self.tallies.push(Tally::new(&mut self.pool, value));
+            }
         }
     }
 
@@ -149,7 +145,7 @@ impl Elsewhere for Named {
     fn prefetch(&self, id: u32, value: i64) {
         if id & SIDE != 0 {
             self.side.prefetch_at(id & !SIDE, value);
-        } else if let Some(tally) = self.tallies.get(id as usize) {
+        } else if let Some(tally) = self.tallies.get((id as usize).wrapping_sub(ROWS)) {
             tally.prefetch(value);
         }
     }
@@ -162,21 +158,17 @@ impl Counted {
         self.took_over
     }
 
-    /// The numbered names' tallies, their rows folded in, as the keeping
-    /// loop's stations, given the table that numbered them; this keeps
-    /// none.
+    /// The numbered names' values, as the keeping loop's stations, given
+    /// the table that numbered them; this keeps none.
     fn numbered(&mut self, table: &Table) -> Keeping<Tally> {
         self.settle();
-        let Named { tallies, pool, .. } = &mut self.named;
-        for (id, counts) in self.rows.take() {
-            // The row's counts take the tally's first values in.
-            let tally = &mut tallies[id as usize];
-            let first = std::mem::replace(tally, Tally::Counts(counts));
-            tally.absorb(pool, first);
-        }
-        let tallies = std::mem::take(tallies);
-        let pool = std::mem::take(pool);
-        Keeping::numbered(table.named(), tallies, pool)
+        let named = table.named();
+        let rows = self.rows.take(named.len()).into_iter().map(Tally::Counts);
+        let tallies = rows
+            .chain(std::mem::take(&mut self.named.tallies))
+            .collect();
+        let pool = std::mem::take(&mut self.named.pool);
+        Keeping::numbered(named, tallies, pool)
     }
 }
 

@@ -104,12 +104,6 @@ pub enum Tally {
 }
 
 impl Tally {
-    /// Whether this holds as many first values as a chain holds, so that
-    /// its next value makes it counts.
-    pub(crate) fn is_full(&self) -> bool {
-        matches!(self, Tally::Chain(chain) if chain.len() as usize >= RAW)
-    }
-
     /// The counts of what this chain holds and `value`, its blocks given
     /// back.
     #[cold]
