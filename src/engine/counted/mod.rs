@@ -101,9 +101,12 @@ pub(crate) const SPILL_NAMES: usize = 1 << 16;
 /// Each name's counts per value, kept through the table's numbers.
 #[derive(Default)]
 pub struct Counted {
-    /// The rows since the last settle: each short name's number and the
-    /// value, or a long name's station in `side` with [`SIDE`] set.
-    log: Vec<(u32, i32)>,
+    /// The rows since the last settle that a row counts, as their bins'
+    /// places ([`rows::place`]).
+    log: Vec<u32>,
+    /// The others since then: each short name's number and the value, or
+    /// a long name's station in `side` with [`SIDE`] set.
+    far: Vec<(u32, i32)>,
     /// The busy numbered names' counts.
     rows: Rows,
     /// The rest.
@@ -177,13 +180,16 @@ impl Log for Counted {
 
     #[inline(always)]
     fn row(&mut self, id: u32, value: i64) {
-        // A text value fits 16 bits.
-        self.log.push((id, value as i32));
+        match rows::place(id, value) {
+            Some(at) => self.log.push(at),
+            // A text value fits 16 bits.
+            None => self.far.push((id, value as i32)),
+        }
     }
 
     fn long(&mut self, name: &[u8], value: i64) -> bool {
         match self.named.side.station(name, value) {
-            Some(Some(i)) => self.log.push((SIDE | i, value as i32)),
+            Some(Some(i)) => self.far.push((SIDE | i, value as i32)),
             Some(None) => {}
             None => return false,
         }
@@ -195,8 +201,9 @@ impl Beyond for Counted {
     const NUMBERED: bool = true;
 
     fn settle(&mut self) {
-        self.rows.settle(&self.log, &mut self.named);
+        self.rows.settle(&self.log, &self.far, &mut self.named);
         self.log.clear();
+        self.far.clear();
         if self.log.capacity() < LOG_ROWS {
             self.log.reserve(LOG_ROWS);
         }

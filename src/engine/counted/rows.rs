@@ -35,45 +35,50 @@ pub(super) struct Rows {
     /// The bins: the value `v` of name `id` at `id * SPAN + MID + v`;
     /// empty until the first row is counted.
     bins: Vec<u16>,
-    /// Where a count wrapped past 2^16: the name's number and the value,
-    /// once each time.
-    wraps: Vec<(u32, i32)>,
+    /// The bins whose count wrapped past 2^16, once each time.
+    wraps: Vec<u32>,
 }
 
-/// The bin of `value` in the row of name `id`, if it has a row and the
-/// value lies in its span.
+/// Where a row's bin is, if its name has a row and the value lies in its
+/// span: what the log keeps of such a row, so that counting it is one
+/// index. Below 2^25.
 #[inline(always)]
-fn bin(id: u32, value: i64) -> Option<usize> {
+pub(super) fn place(id: u32, value: i64) -> Option<u32> {
     let at = value.wrapping_add(MID) as usize;
-    ((id as usize) < ROWS && at < SPAN).then(|| id as usize * SPAN + at)
+    ((id as usize) < ROWS && at < SPAN).then(|| (id as usize * SPAN + at) as u32)
 }
 
 impl Rows {
-    /// Counts each row of `log` in its name's row, handing the others to
-    /// `elsewhere`, and prefetching each row's bin [`AHEAD`] rows before.
-    pub(super) fn settle(&mut self, log: &[(u32, i32)], elsewhere: &mut impl Elsewhere) {
+    /// Counts the rows at the places `log` holds ([`place`]), then hands
+    /// `far`'s to `elsewhere`, prefetching what each row touches [`AHEAD`]
+    /// rows before.
+    pub(super) fn settle(
+        &mut self,
+        log: &[u32],
+        far: &[(u32, i32)],
+        elsewhere: &mut impl Elsewhere,
+    ) {
         /// How many rows ahead of its count a row's bin is prefetched.
         const AHEAD: usize = 16;
         if self.bins.is_empty() && !log.is_empty() {
             self.bins = vec![0; ROWS * SPAN];
         }
         let Rows { bins, wraps } = self;
-        for (k, &(id, value)) in log.iter().enumerate() {
-            if let Some(&(id, value)) = log.get(k + AHEAD) {
-                match bin(id, value.into()) {
-                    Some(at) => prefetch::<true, _>(bins.as_ptr().wrapping_add(at)),
-                    None => elsewhere.prefetch(id, value.into()),
-                }
+        for (k, &at) in log.iter().enumerate() {
+            if let Some(&next) = log.get(k + AHEAD) {
+                prefetch::<true, _>(bins.as_ptr().wrapping_add(next as usize));
             }
-            match bin(id, value.into()).and_then(|at| bins.get_mut(at)) {
-                Some(count) => {
-                    *count = count.wrapping_add(1);
-                    if *count == 0 {
-                        wraps.push((id, value));
-                    }
-                }
-                None => elsewhere.add(id, value.into()),
+            let count = &mut bins[at as usize];
+            *count = count.wrapping_add(1);
+            if *count == 0 {
+                wraps.push(at);
             }
+        }
+        for (k, &(id, value)) in far.iter().enumerate() {
+            if let Some(&(id, value)) = far.get(k + AHEAD) {
+                elsewhere.prefetch(id, value.into());
+            }
+            elsewhere.add(id, value.into());
         }
     }
 
@@ -99,8 +104,8 @@ impl Rows {
                 }
                 _ => Counts::window(-MID, row),
             };
-            while let Some((_, v)) = wraps.next_if(|&(w, _)| w as usize == id) {
-                counts.add(v.into(), 1 << 16);
+            while let Some(at) = wraps.next_if(|&at| at as usize / SPAN == id) {
+                counts.add((at as usize % SPAN) as i64 - MID, 1 << 16);
             }
             taken.push(counts);
         }
@@ -131,6 +136,18 @@ mod tests {
         counts
     }
 
+    /// Settles `rows` as a log of (number, value) rows would be written.
+    fn settle(rows: &mut Rows, logged: &[(u32, i32)], left: &mut Left) {
+        let (mut log, mut far) = (Vec::new(), Vec::new());
+        for &(id, v) in logged {
+            match place(id, v.into()) {
+                Some(at) => log.push(at),
+                None => far.push((id, v)),
+            }
+        }
+        rows.settle(&log, &far, left);
+    }
+
     #[test]
     fn rows_count_every_text_value_past_16_bits_and_leave_the_rest_elsewhere() {
         let mut rows = Rows::default();
@@ -147,7 +164,7 @@ mod tests {
         log.extend(std::iter::repeat_n((2, -7), (1 << 16) + 3));
         log.extend((0..=RAW as i32).map(|v| (3, v)));
         let mut left = Left::default();
-        rows.settle(&log, &mut left);
+        settle(&mut rows, &log, &mut left);
         assert_eq!(
             left.0,
             [(0, 1024), (0, -1025), (ROWS as u32, 3), (1 << 31, 7)]
@@ -162,7 +179,7 @@ mod tests {
         ];
         assert_eq!(taken, want);
         // Taken, the rows count anew.
-        rows.settle(&[(1, 0)], &mut left);
+        settle(&mut rows, &[(1, 0)], &mut left);
         assert_eq!(
             rows.take(ROWS + 5)[..2],
             [Counts::default(), counts(&[(0, 1)])]
