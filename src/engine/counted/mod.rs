@@ -107,9 +107,9 @@ pub struct Counted {
     /// The others since then: each short name's number and the value, or
     /// a long name's station in `side` with [`SIDE`] set.
     far: Vec<(u32, i32)>,
-    /// The busy numbered names' counts.
+    /// The counts of the names numbered below [`ROWS`].
     rows: Rows,
-    /// The rest.
+    /// The other names' values.
     named: Named,
     /// Whether this has taken over its table's names.
     took_over: bool,
