@@ -211,10 +211,11 @@ pub(crate) fn has_lanes(dispatch: Dispatch) -> bool {
 
 /// [`scan_lockstep`] for [`LANES`] stretches, a line of each per round,
 /// their values parsed together in vectors (docs/PERFORMANCE.md, *The
-/// scanner*), into `adder`'s table and `log`. Returns as soon as any stretch is done or meets a line the
-/// scanner does not accept, or the table outgrows the L2 cache (from where
-/// the batched feed of [`scan_lockstep`] serves it better), with every
-/// `ps[k]` at the first line of stretch `k` not yet added.
+/// scanner*), into `adder`'s table and `log`. Returns as soon as any
+/// stretch is done or meets a line the scanner does not accept, or the
+/// table outgrows the L2 cache (from where the batched feed of
+/// [`scan_lockstep`] serves it better), with every `ps[k]` at the first
+/// line of stretch `k` not yet added.
 ///
 /// # Panics
 /// If some `ends[k] + PAD > buf.len()`, or `!has_lanes(dispatch)`.

@@ -132,7 +132,11 @@ impl Elsewhere for Named {
         if id & SIDE != 0 {
             return self.side.add_at(id & !SIDE, value);
         }
-        let at = id as usize - ROWS;
+        // A text value lies in every row's span, so only names numbered
+        // from `ROWS` on come here.
+        let at = (id as usize)
+            .checked_sub(ROWS)
+            .expect("a name numbered below ROWS counts every text value in its row");
         match self.tallies.get_mut(at) {
             Some(tally) => tally.add(&mut self.pool, value),
             // A name's first row is logged as the table numbers it, so
