@@ -61,7 +61,8 @@ pub trait Log {
     /// Whether the scanner adds long names' rows: if not, it leaves each
     /// to the caller, as a line it does not take.
     const LONG: bool;
-    /// Keeps the row of `value` tenths of the short name numbered `id`.
+    /// Keeps the row of `value` tenths (a text value, -999 to 999) of the
+    /// short name numbered `id`.
     fn row(&mut self, id: u32, value: i64);
     /// Keeps the row of `value` tenths of the long name `name` (1..=100
     /// bytes, no `;`), where the table does not ([`Log::LONG`] false):

@@ -22,7 +22,7 @@
 
 mod rows;
 
-use self::rows::{Elsewhere, Rows, ROWS};
+use self::rows::{Elsewhere, Rows, AHEAD, PLACED_NAMES, ROWS};
 use crate::detail::Pool;
 use crate::engine::keeping::{Keep, Keeping, Tally};
 use crate::engine::Accumulator;
@@ -31,6 +31,7 @@ use crate::parse;
 use crate::scan::Log;
 use crate::summary::Entry;
 use crate::table::Table;
+use crate::tuning::COUNTED_STRETCH;
 
 /// What a fast engine keeps beyond its table's stats: nothing (`()`), or
 /// each name's counts per value ([`Counted`]).
@@ -89,24 +90,24 @@ impl Beyond for () {
 /// stretch ([`crate::tuning::COUNTED_STRETCH`]).
 const LOG_ROWS: usize = 1 << 16;
 
-/// The bit of a logged number that makes it a station of the keeping
-/// loop's: a table numbers fewer names than that.
-const SIDE: u32 = 1 << 31;
-
 /// Names past which a thread's table hands them to the keeping loop
 /// ([`Beyond::outgrows`]): far more than the 10K set's, far fewer than a
 /// million.
 pub(crate) const SPILL_NAMES: usize = 1 << 16;
 
+// A table holds at most `SPILL_NAMES` names when a stretch starts, and each
+// new name takes a byte of it at least, so the log can place every name.
+const _: () = assert!(SPILL_NAMES + COUNTED_STRETCH < PLACED_NAMES);
+
 /// Each name's counts per value, kept through the table's numbers.
 #[derive(Default)]
 pub struct Counted {
-    /// The rows since the last settle that a row counts, as their bins'
-    /// places ([`rows::place`]).
+    /// The short names' rows since the last settle, as their places
+    /// ([`rows::place`]).
     log: Vec<u32>,
-    /// The others since then: each short name's number and the value, or
-    /// a long name's station in `side` with [`SIDE`] set.
-    far: Vec<(u32, i32)>,
+    /// The long names' rows since then: each name's station in
+    /// [`Named::side`] and the value.
+    long: Vec<(u32, i32)>,
     /// The counts of the names numbered below [`ROWS`].
     rows: Rows,
     /// The other names' values.
@@ -129,11 +130,6 @@ struct Named {
 
 impl Elsewhere for Named {
     fn add(&mut self, id: u32, value: i64) {
-        if id & SIDE != 0 {
-            return self.side.add_at(id & !SIDE, value);
-        }
-        // A text value lies in every row's span, so only names numbered
-        // from `ROWS` on come here.
         let at = (id as usize)
             .checked_sub(ROWS)
             .expect("a name numbered below ROWS counts every text value in its row");
@@ -150,9 +146,7 @@ impl Elsewhere for Named {
 
     #[inline(always)]
     fn prefetch(&self, id: u32, value: i64) {
-        if id & SIDE != 0 {
-            self.side.prefetch_at(id & !SIDE, value);
-        } else if let Some(tally) = self.tallies.get((id as usize).wrapping_sub(ROWS)) {
+        if let Some(tally) = self.tallies.get((id as usize).wrapping_sub(ROWS)) {
             tally.prefetch(value);
         }
     }
@@ -184,16 +178,13 @@ impl Log for Counted {
 
     #[inline(always)]
     fn row(&mut self, id: u32, value: i64) {
-        match rows::place(id, value) {
-            Some(at) => self.log.push(at),
-            // A text value fits 16 bits.
-            None => self.far.push((id, value as i32)),
-        }
+        self.log.push(rows::place(id, value));
     }
 
     fn long(&mut self, name: &[u8], value: i64) -> bool {
         match self.named.side.station(name, value) {
-            Some(Some(i)) => self.far.push((SIDE | i, value as i32)),
+            // A text value fits 16 bits.
+            Some(Some(i)) => self.long.push((i, value as i32)),
             Some(None) => {}
             None => return false,
         }
@@ -205,9 +196,16 @@ impl Beyond for Counted {
     const NUMBERED: bool = true;
 
     fn settle(&mut self) {
-        self.rows.settle(&self.log, &self.far, &mut self.named);
+        self.rows.settle(&self.log, &mut self.named);
+        let side = &mut self.named.side;
+        for (k, &(i, value)) in self.long.iter().enumerate() {
+            if let Some(&(i, value)) = self.long.get(k + AHEAD) {
+                side.prefetch_at(i, value.into());
+            }
+            side.add_at(i, value.into());
+        }
         self.log.clear();
-        self.far.clear();
+        self.long.clear();
         if self.log.capacity() < LOG_ROWS {
             self.log.reserve(LOG_ROWS);
         }

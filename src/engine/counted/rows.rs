@@ -19,10 +19,10 @@ const MID: i64 = 1024;
 /// only the pages of rows that count something.
 pub(super) const ROWS: usize = 1 << 14;
 
-/// Where a logged row that no row counts goes: a name numbered past
-/// [`ROWS`], or the keeping loop's stations.
+/// Where a logged row that no row counts goes: a name numbered from
+/// [`ROWS`] on.
 pub(super) trait Elsewhere {
-    /// Adds the row of `value` logged as `id`.
+    /// Adds the row of `value` of the name numbered `id`.
     fn add(&mut self, id: u32, value: i64);
 
     /// Starts loading what [`Elsewhere::add`] of the row would touch.
@@ -39,46 +39,60 @@ pub(super) struct Rows {
     wraps: Vec<u32>,
 }
 
-/// Where a row's bin is, if its name has a row and the value lies in its
-/// span: what the log keeps of such a row, so that counting it is one
-/// index. Below 2^25.
+/// How many rows ahead of its count a logged row's bin is prefetched.
+pub(super) const AHEAD: usize = 16;
+
+/// The names a log can hold: [`place`] fits 32 bits below them.
+pub(super) const PLACED_NAMES: usize = 1 << 21;
+
+/// What the log keeps of the row of text value `value` (-999 to 999
+/// tenths) of the name numbered `id` (below [`PLACED_NAMES`]): its bin's
+/// place, where the name has a row, so that counting it is one index.
+/// Each name's places are a span of their own, so [`unplace`] gives back
+/// the others' numbers and values.
 #[inline(always)]
-pub(super) fn place(id: u32, value: i64) -> Option<u32> {
-    let at = value.wrapping_add(MID) as usize;
-    ((id as usize) < ROWS && at < SPAN).then(|| (id as usize * SPAN + at) as u32)
+pub(super) fn place(id: u32, value: i64) -> u32 {
+    debug_assert!((id as usize) < PLACED_NAMES && value.abs() < MID);
+    (id << SPAN.trailing_zeros()) + (MID + value) as u32
+}
+
+/// The name's number and the value [`place`] made `at` of.
+fn unplace(at: u32) -> (u32, i64) {
+    let bin = i64::from(at % SPAN as u32);
+    (at >> SPAN.trailing_zeros(), bin - MID)
 }
 
 impl Rows {
-    /// Counts the rows at the places `log` holds ([`place`]), then hands
-    /// `far`'s to `elsewhere`, prefetching what each row touches [`AHEAD`]
-    /// rows before.
-    pub(super) fn settle(
-        &mut self,
-        log: &[u32],
-        far: &[(u32, i32)],
-        elsewhere: &mut impl Elsewhere,
-    ) {
-        /// How many rows ahead of its count a row's bin is prefetched.
-        const AHEAD: usize = 16;
+    /// Counts the rows at the places `log` holds ([`place`]) in their
+    /// rows, or hands them to `elsewhere`, prefetching what each row
+    /// touches [`AHEAD`] rows before.
+    pub(super) fn settle(&mut self, log: &[u32], elsewhere: &mut impl Elsewhere) {
+        /// The places of the names with a row.
+        const COUNTED: u32 = (ROWS * SPAN) as u32;
         if self.bins.is_empty() && !log.is_empty() {
             self.bins = vec![0; ROWS * SPAN];
         }
         let Rows { bins, wraps } = self;
         for (k, &at) in log.iter().enumerate() {
-            if let Some(&next) = log.get(k + AHEAD) {
-                prefetch::<true, _>(bins.as_ptr().wrapping_add(next as usize));
+            match log.get(k + AHEAD) {
+                Some(&next) if next < COUNTED => {
+                    prefetch::<true, _>(bins.as_ptr().wrapping_add(next as usize));
+                }
+                Some(&next) => {
+                    let (id, value) = unplace(next);
+                    elsewhere.prefetch(id, value);
+                }
+                None => {}
             }
-            let count = &mut bins[at as usize];
+            let Some(count) = bins.get_mut(at as usize) else {
+                let (id, value) = unplace(at);
+                elsewhere.add(id, value);
+                continue;
+            };
             *count = count.wrapping_add(1);
             if *count == 0 {
                 wraps.push(at);
             }
-        }
-        for (k, &(id, value)) in far.iter().enumerate() {
-            if let Some(&(id, value)) = far.get(k + AHEAD) {
-                elsewhere.prefetch(id, value.into());
-            }
-            elsewhere.add(id, value.into());
         }
     }
 
@@ -137,38 +151,23 @@ mod tests {
     }
 
     /// Settles `rows` as a log of (number, value) rows would be written.
-    fn settle(rows: &mut Rows, logged: &[(u32, i32)], left: &mut Left) {
-        let (mut log, mut far) = (Vec::new(), Vec::new());
-        for &(id, v) in logged {
-            match place(id, v.into()) {
-                Some(at) => log.push(at),
-                None => far.push((id, v)),
-            }
-        }
-        rows.settle(&log, &far, left);
+    fn settle(rows: &mut Rows, logged: &[(u32, i64)], left: &mut Left) {
+        let log: Vec<u32> = logged.iter().map(|&(id, v)| place(id, v)).collect();
+        rows.settle(&log, left);
     }
 
     #[test]
     fn rows_count_every_text_value_past_16_bits_and_leave_the_rest_elsewhere() {
         let mut rows = Rows::default();
         let last = ROWS as u32 - 1;
-        let mut log = vec![
-            (0, 999),
-            (0, -999),
-            (2, 5),
-            (last, 5),
-            (0, 1024),
-            (0, -1025),
-        ];
-        log.extend([(ROWS as u32, 3), (1 << 31, 7)]);
+        let far = PLACED_NAMES as u32 - 1;
+        let mut log = vec![(0, 999), (0, -999), (2, 5), (last, 5)];
+        log.extend([(ROWS as u32, 999), (far, -999), (far, 0)]);
         log.extend(std::iter::repeat_n((2, -7), (1 << 16) + 3));
-        log.extend((0..=RAW as i32).map(|v| (3, v)));
+        log.extend((0..=RAW as i64).map(|v| (3, v)));
         let mut left = Left::default();
         settle(&mut rows, &log, &mut left);
-        assert_eq!(
-            left.0,
-            [(0, 1024), (0, -1025), (ROWS as u32, 3), (1 << 31, 7)]
-        );
+        assert_eq!(left.0, [(ROWS as u32, 999), (far, -999), (far, 0)]);
         let taken = rows.take(4);
         let many: Vec<(i64, u64)> = (0..=RAW as i64).map(|v| (v, 1)).collect();
         let want = [
