@@ -237,7 +237,7 @@ impl<const SWAR: bool, B: Beyond> Accumulator for HandWritten<SWAR, B> {
                         scan::scan_lockstep(Self::DISPATCH, adder, log, chunk, ps, ends)
                     })?
                 };
-                self.beyond.settle();
+                self.beyond.settle(&mut self.table);
                 self.stretched(p - from, names);
                 if self.beyond.outgrows(&mut self.table) {
                     let rest = self.beyond.feed(&chunk[p..], offset + p);
@@ -264,7 +264,7 @@ impl<const SWAR: bool, B: Beyond> Accumulator for HandWritten<SWAR, B> {
                 q = self.strict_line(chunk, q, offset)?;
             }
         }
-        self.beyond.settle();
+        self.beyond.settle(&mut self.table);
         Ok(())
     }
 
@@ -394,12 +394,15 @@ mod tests {
     }
 
     /// Names built to share a hash reseed and flood a table that numbers
-    /// its names as they do any other: each keeps its number, and the
-    /// counts are `naive`'s.
+    /// its names as they do any other, short and long: each keeps its
+    /// number, and the counts are `naive`'s.
     #[test]
     fn numbered_tables_keep_their_numbers_through_reseeds_and_floods() {
         let mut input = flood::rows(&flood::clustered(15, 1_000, 11, 20, 3), 6, 4);
         input.extend(flood::rows(&flood::colliding(15, 3_000, 15), 3, 1));
+        for len in [20, 40] {
+            input.extend(flood::rows(&flood::colliding(len, 3_000, 15), 3, 1));
+        }
         counts_as_naive(&input, 1, input.len());
     }
 

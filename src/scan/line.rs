@@ -61,38 +61,10 @@ pub(super) unsafe fn line<K: Kernel, L: Log>(
         let (value, next) = unsafe { short_value::<K>(p, win) }?;
         log.row(adder.add_short_numbered(win.a, win.b, value)?, value);
         Some(next)
-    } else if L::LONG {
-        // SAFETY: forwarded from the caller; `win` is the window at `p`.
-        unsafe { K::long_line(adder, p, win.len) }
     } else {
         // SAFETY: forwarded from the caller; `win` is the window at `p`.
-        unsafe { long_logged::<K, L>(log, p, win.len) }
+        unsafe { K::long_line(adder, p, win.len) }
     }
-}
-
-/// [`line()`] for a long name's line where `log` keeps such rows
-/// ([`Log::LONG`] false): the row goes to [`Log::long`], not the table.
-///
-/// # Safety
-/// `p` valid for reads of [`PAD`](super::PAD) bytes, and `win_len` its
-/// window's length.
-#[inline(always)]
-pub(super) unsafe fn long_logged<K: Kernel, L: Log>(
-    log: &mut L,
-    p: *const u8,
-    win_len: usize,
-) -> Option<usize> {
-    let len = match K::VECTOR && win_len < K::WINDOW {
-        // The window holds the name whole (see `long`).
-        true => win_len,
-        // SAFETY: `p` is valid for PAD bytes.
-        false => unsafe { K::long_name(p, win_len) }?,
-    };
-    // SAFETY: `len <= 100`, so `len + 9 <= PAD`.
-    let (value, used) = parse_value(unsafe { load(p.add(len + 1)) })?;
-    // SAFETY: the name's `len` bytes lie in the PAD bytes at `p`.
-    let name = unsafe { std::slice::from_raw_parts(p, len) };
-    log.long(name, value).then_some(len + 1 + used)
 }
 
 /// [`line()`] for the line at `p` whose window found its first `;` at

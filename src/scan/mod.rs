@@ -56,31 +56,19 @@ pub(crate) const PAD: usize = 128;
 /// table: nothing (`()`, every run of the basic stats), or the row by its
 /// name's number, where the table numbers its names
 /// ([`Table::numbered`](crate::table::Table::numbered)), for a caller that
-/// keeps more of a name than its slot holds.
+/// keeps more of a name than its slot holds. The long names' rows that
+/// the scanner adds a row late, the table keeps by number itself
+/// ([`Table::take_long_rows`](crate::table::Table::take_long_rows)).
 pub trait Log {
-    /// Whether the scanner adds long names' rows: if not, it leaves each
-    /// to the caller, as a line it does not take.
-    const LONG: bool;
     /// Keeps the row of `value` tenths (a text value, -999 to 999) of the
-    /// short name numbered `id`.
+    /// name numbered `id`.
     fn row(&mut self, id: u32, value: i64);
-    /// Keeps the row of `value` tenths of the long name `name` (1..=100
-    /// bytes, no `;`), where the table does not ([`Log::LONG`] false):
-    /// `false`, keeping nothing, for a name that holds a `\n` or is not
-    /// UTF-8, as the table refuses one.
-    fn long(&mut self, name: &[u8], value: i64) -> bool;
 }
 
 /// No log: the table's stats are all a run keeps.
 impl Log for () {
-    const LONG: bool = true;
-
     #[inline(always)]
     fn row(&mut self, _id: u32, _value: i64) {}
-
-    fn long(&mut self, _name: &[u8], _value: i64) -> bool {
-        unreachable!("the table keeps long names' rows")
-    }
 }
 
 /// Which kernel a scan runs: the one place it is chosen is [`avx2`].

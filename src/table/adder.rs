@@ -286,7 +286,8 @@ impl Adder<'_> {
         if let Some(id) = self.table.short.add_keyed(a, b, total) {
             return Some(id);
         }
-        let added = self.table.short.insert_flooded(a, b, total);
+        let Table { short, long, .. } = &mut *self.table;
+        let added = short.insert_flooded(a, b, total, &mut long.named);
         self.load();
         added
     }
@@ -329,7 +330,8 @@ impl Adder<'_> {
             at = (at + std::mem::size_of::<short::Slot>()) & self.shape.mask;
         }
         let i = at / std::mem::size_of::<short::Slot>();
-        let added = self.table.short.insert(i, a, b, total);
+        let Table { short, long, .. } = &mut *self.table;
+        let added = short.insert(i, a, b, total, &mut long.named);
         self.load();
         added
     }
@@ -341,7 +343,7 @@ impl Adder<'_> {
     /// # Panics
     /// If the name is longer than 100 bytes.
     pub fn add_long(&mut self, name: &[u8], value: i16) -> bool {
-        self.table.long.add(name, value)
+        self.table.long.add(name, value).is_some()
     }
 
     /// Adds a row of a name of any length (up to 100 bytes, no `;`).
@@ -461,12 +463,16 @@ impl<'c> ChunkAdder<'_, 'c> {
 
     /// [`ChunkAdder::add_long_deferred_avx2`] for a name of `SHORT < len <
     /// 32` bytes, whose `;` is in its first 32 bytes: the name is cut,
-    /// hashed and compared as one vector rather than four.
+    /// hashed and compared as one vector rather than four. Inlined into
+    /// its callers, which are compiled for AVX2 (hence no `target_feature`
+    /// here, which would forbid `inline(always)`): as a call of its own,
+    /// the compiler inlined the line's parse into the scanner's loop
+    /// instead, and every long row paid for a second call.
     ///
     /// # Safety
     /// As for [`ChunkAdder::add_long_deferred_avx2`], and `len < 32`.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
+    #[inline(always)]
     pub(crate) unsafe fn add_long_head_avx2(
         &mut self,
         p: *const u8,
@@ -482,8 +488,11 @@ impl<'c> ChunkAdder<'_, 'c> {
     }
 
     /// Counts the row of the name of `SHORT < len < 32` bytes at `p` at
-    /// once if the long table holds the name in its home bucket; `false`,
-    /// adding nothing, if not: the caller then adds it by
+    /// once if the long table holds the name in its home bucket, and gives
+    /// the name's number (0 in a table that does not number its names),
+    /// for the caller to log the row: the table keeps only the rows it
+    /// adds a row late ([`Table::take_long_rows`](super::Table::take_long_rows)).
+    /// `None`, adding nothing, if not: the caller then adds it by
     /// [`ChunkAdder::add_long_head_avx2`].
     ///
     /// # Safety
@@ -496,7 +505,7 @@ impl<'c> ChunkAdder<'_, 'c> {
         p: *const u8,
         len: usize,
         value: i16,
-    ) -> bool {
+    ) -> Option<u32> {
         // SAFETY: forwarded from the caller.
         unsafe { self.adder.table.long.add_head_if_home(p, len, value) }
     }

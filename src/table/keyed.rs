@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use foldhash::fast::SeedableRandomState;
 use foldhash::SharedSeed;
-use hashbrown::HashTable;
+use hashbrown::{hash_table, HashTable};
 
 use crate::stats::Stats;
 use crate::summary::{Entry, RawName};
@@ -99,25 +99,26 @@ impl<T: Held> Keyed<T> {
         (self.table).insert_unique(hash, held, |h| h.hash(state));
     }
 
-    /// Counts a row of `key`; a key not yet held is inserted as `new`
-    /// makes it, holding the row, or the row refused (`false`) if `new`
-    /// gives none.
+    /// Counts a row of `key`, and gives what holds it; a key not yet held
+    /// is inserted as `new` makes it, holding the row, or the row refused
+    /// (`None`) if `new` gives none.
     #[inline(always)]
     pub(super) fn add(
         &mut self,
         key: &T::Key,
         row: T::Row,
         new: impl FnOnce() -> Option<T>,
-    ) -> bool {
-        if let Some(held) = self.get_mut(key) {
-            held.add(row);
-            return true;
+    ) -> Option<&T> {
+        let hash = self.key.hash_one(key);
+        let state = &self.key;
+        match (self.table).entry(hash, |held| held.is(key), |h| h.hash(state)) {
+            hash_table::Entry::Occupied(held) => {
+                let held = held.into_mut();
+                held.add(row);
+                Some(held)
+            }
+            hash_table::Entry::Vacant(place) => Some(place.insert(new()?).into_mut()),
         }
-        let Some(new) = new() else {
-            return false;
-        };
-        self.insert(key, new);
-        true
     }
 
     /// Folds `held`, whose key is `key`, into what the map holds for it,

@@ -35,6 +35,7 @@ mod budget;
 pub mod flood;
 mod keyed;
 mod long;
+mod name;
 mod partition;
 mod short;
 
@@ -48,6 +49,7 @@ use crate::tuning::{
 pub use adder::Adder;
 pub(crate) use adder::{ChunkAdder, Shape};
 use budget::Budget;
+pub(crate) use name::Name;
 pub use partition::{Partitions, Staging};
 pub(crate) use short::{ONE_ROW, SHORT};
 
@@ -134,21 +136,29 @@ impl Default for Table {
 }
 
 impl Table {
-    /// A table that numbers its short names in the order they come, the
-    /// number kept in the name's slot ([`Adder::add_short_numbered`]), so
-    /// that a caller can keep more of each name than the slot holds. A
-    /// short table set aside as a run ([`Table::adder`]) hands its numbers
-    /// on: a name that comes again gets a new one.
+    /// A table that numbers its names in the order they come, the number
+    /// kept in the name's slot or bucket ([`Adder::add_short_numbered`],
+    /// [`Adder::add_long`]), so that a caller can keep more of each name
+    /// than the table holds. A short table set aside as a run
+    /// ([`Table::adder`]) hands its numbers on: a short name that comes
+    /// again gets a new one.
     pub(crate) fn numbered() -> Table {
         let mut table = Table::default();
-        table.short.named = Some(Vec::new());
+        table.long.named = Some(Vec::new());
         table
     }
 
-    /// The keys of a numbered table's short names ([`Table::numbered`]),
-    /// by number: each name's bytes, its `;` and zeros, as two words.
-    pub(crate) fn named(&self) -> &[(u64, u64)] {
-        self.short.named.as_deref().unwrap_or_default()
+    /// A numbered table's names ([`Table::numbered`]), by number.
+    pub(crate) fn named(&self) -> &[Name] {
+        self.long.named.as_deref().unwrap_or_default()
+    }
+
+    /// The rows a numbered table's long names were given since the last
+    /// call ([`Table::numbered`]): each name's number and the value. The
+    /// scanner adds them a row late, so the table keeps them, not the
+    /// scanner's [`Log`](crate::scan::Log).
+    pub(crate) fn take_long_rows(&mut self) -> std::vec::Drain<'_, (u32, i16)> {
+        self.long.rows.drain(..)
     }
 
     /// Number of distinct names in the live tables: a short table set
@@ -444,6 +454,35 @@ mod tests {
         assert_eq!(adder.table.len(), 1, "the short table was set aside");
         assert!(adder.long_names_under(16));
         assert!(!adder.long_names_under(32));
+    }
+
+    #[test]
+    fn a_numbered_table_numbers_short_and_long_names_in_one_order_and_keeps_the_long_rows() {
+        let mut t = Table::numbered();
+        let long = |i: usize| format!("a long name, number {i}").into_bytes();
+        let mut rows = Vec::new();
+        for round in 0..3i16 {
+            for i in 0..40 {
+                add(&mut t, format!("s{i}").as_bytes(), round);
+                add(&mut t, &long(i), round * 10 + i as i16);
+                // Numbered in the order they came: `s{i}` 2i, the long one 2i + 1.
+                rows.push((2 * i as u32 + 1, round * 10 + i as i16));
+            }
+            assert!(!t.add(b"refused name of more than 16 bytes\n", 1));
+            assert_eq!(t.take_long_rows().collect::<Vec<_>>(), rows);
+            rows.clear();
+        }
+        let want: Vec<Name> = (0..40)
+            .flat_map(|i| {
+                let short = short::key(format!("s{i}").as_bytes());
+                [Name::Short(short), Name::Long(long(i).into())]
+            })
+            .collect();
+        assert_eq!(t.named(), want);
+        // A plain table numbers nothing and keeps no rows.
+        let mut plain = Table::default();
+        add(&mut plain, &long(1), 1);
+        assert!(plain.named().is_empty() && plain.take_long_rows().next().is_none());
     }
 
     #[test]

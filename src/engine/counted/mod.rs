@@ -2,18 +2,19 @@
 //! `fast` and `swar` engines keep beyond a slot's stats when a run asks
 //! for the median or percentiles ([`Kept::Counts`](crate::Kept::Counts)).
 //!
-//! The table numbers its short names ([`Table::numbered`]), and the
-//! scanner logs each short row as its name's number and value ([`Log`]),
-//! adding it to the table as ever. After each scan the log is taken in
+//! The table numbers its names, short and long, in one order
+//! ([`Table::numbered`]). The scanner logs each short row as its name's
+//! number and value ([`Log`]), adding it to the table as ever; the long
+//! table, which adds its rows a row late, keeps them so itself
+//! ([`Table::take_long_rows`]). After each scan the log is taken in
 //! ([`Beyond::settle`]) in one pass whose next bins are prefetched a few
 //! rows ahead: counting in the scanner's loop made it wait on each row's
 //! bin, which a log known in advance does not. The first [`ROWS`] names
 //! each count their values in a row of counts of every text value
 //! ([`Rows`]); the others in a [`Tally`].
-//! Long names' rows, and the rows the strict parser reads, go to a
-//! [`Keeping`] of their own, by name. At the end the numbered names' rows
-//! are folded into their tallies, which join it, and it gives the run's
-//! entries.
+//! The rows the strict parser reads go to a [`Keeping`] of their own, by
+//! name. At the end the numbered names' rows are folded into their
+//! tallies, which join it, and it gives the run's entries.
 //!
 //! A thread whose table passes [`SPILL_NAMES`] names hands them all to
 //! that [`Keeping`] and feeds it alone from then on: a million names'
@@ -22,7 +23,7 @@
 
 mod rows;
 
-use self::rows::{Elsewhere, Rows, AHEAD, PLACED_NAMES, ROWS};
+use self::rows::{Elsewhere, Rows, PLACED_NAMES, ROWS};
 use crate::detail::Pool;
 use crate::engine::keeping::{Keep, Keeping, Tally};
 use crate::engine::Accumulator;
@@ -40,9 +41,11 @@ pub trait Beyond: Log + Default + Send {
     /// ([`Table::numbered`]).
     const NUMBERED: bool;
 
-    /// Takes in the rows logged since the last call; the engine calls it
-    /// after each scan.
-    fn settle(&mut self) {}
+    /// Takes in the rows logged since the last call, and those `table`
+    /// kept of its long names; the engine calls it after each scan.
+    fn settle(&mut self, table: &mut Table) {
+        let _ = table;
+    }
 
     /// After a stretch: whether this takes over the table's names (it
     /// leaves the table empty) to be fed alone from then on
@@ -102,12 +105,8 @@ const _: () = assert!(SPILL_NAMES + COUNTED_STRETCH < PLACED_NAMES);
 /// Each name's counts per value, kept through the table's numbers.
 #[derive(Default)]
 pub struct Counted {
-    /// The short names' rows since the last settle, as their places
-    /// ([`rows::place`]).
+    /// The rows since the last settle, as their places ([`rows::place`]).
     log: Vec<u32>,
-    /// The long names' rows since then: each name's station in
-    /// [`Named::side`] and the value.
-    long: Vec<(u32, i32)>,
     /// The counts of the names numbered below [`ROWS`].
     rows: Rows,
     /// The other names' values.
@@ -123,8 +122,8 @@ struct Named {
     tallies: Vec<Tally>,
     /// The blocks of the tallies' first values.
     pool: Pool,
-    /// The long names' and the strict parser's rows, by name; every row,
-    /// once this has taken over the table's names.
+    /// The strict parser's rows, by name; every row, once this has taken
+    /// over the table's names.
     side: Keeping<Tally>,
 }
 
@@ -133,15 +132,13 @@ impl Elsewhere for Named {
         let at = (id as usize)
             .checked_sub(ROWS)
             .expect("a name numbered below ROWS counts every text value in its row");
-        match self.tallies.get_mut(at) {
-            Some(tally) => tally.add(&mut self.pool, value),
-            // A name's first row is logged as the table numbers it, so
-            // numbers come in order.
-            None => {
-                debug_assert_eq!(at, self.tallies.len());
-                self.tallies.push(Tally::new(&mut self.pool, value));
-            }
+        // A name's first row is logged as the table numbers it, but the
+        // long names' rows after the short names' of their stretch: a name
+        // may come before a name numbered below it.
+        if at >= self.tallies.len() {
+            self.tallies.resize_with(at + 1, Tally::default);
         }
+        self.tallies[at].add(&mut self.pool, value);
     }
 
     #[inline(always)]
@@ -161,8 +158,8 @@ impl Counted {
 
     /// The numbered names' values, as the keeping loop's stations, given
     /// the table that numbered them; this keeps none.
-    fn numbered(&mut self, table: &Table) -> Keeping<Tally> {
-        self.settle();
+    fn numbered(&mut self, table: &mut Table) -> Keeping<Tally> {
+        self.settle(table);
         let named = table.named();
         let rows = self.rows.take(named.len()).into_iter().map(Tally::Counts);
         let tallies = rows
@@ -174,38 +171,21 @@ impl Counted {
 }
 
 impl Log for Counted {
-    const LONG: bool = false;
-
     #[inline(always)]
     fn row(&mut self, id: u32, value: i64) {
         self.log.push(rows::place(id, value));
-    }
-
-    fn long(&mut self, name: &[u8], value: i64) -> bool {
-        match self.named.side.station(name, value) {
-            // A text value fits 16 bits.
-            Some(Some(i)) => self.long.push((i, value as i32)),
-            Some(None) => {}
-            None => return false,
-        }
-        true
     }
 }
 
 impl Beyond for Counted {
     const NUMBERED: bool = true;
 
-    fn settle(&mut self) {
+    fn settle(&mut self, table: &mut Table) {
+        let long = table.take_long_rows();
+        self.log
+            .extend(long.map(|(id, value)| rows::place(id, value.into())));
         self.rows.settle(&self.log, &mut self.named);
-        let side = &mut self.named.side;
-        for (k, &(i, value)) in self.long.iter().enumerate() {
-            if let Some(&(i, value)) = self.long.get(k + AHEAD) {
-                side.prefetch_at(i, value.into());
-            }
-            side.add_at(i, value.into());
-        }
         self.log.clear();
-        self.long.clear();
         if self.log.capacity() < LOG_ROWS {
             self.log.reserve(LOG_ROWS);
         }
@@ -237,15 +217,15 @@ impl Beyond for Counted {
         true
     }
 
-    fn into_sorted(mut self, table: Table) -> Vec<Entry> {
+    fn into_sorted(mut self, mut table: Table) -> Vec<Entry> {
         // A feed that met a fault returned before its settle.
-        let numbered = self.numbered(&table);
+        let numbered = self.numbered(&mut table);
         self.named.side.absorb(numbered);
         self.named.side.into_sorted()
     }
 
-    fn absorb(&mut self, mut other: Counted, table: Table) {
-        let numbered = other.numbered(&table);
+    fn absorb(&mut self, mut other: Counted, mut table: Table) {
+        let numbered = other.numbered(&mut table);
         self.named.side.absorb(numbered);
         self.named.side.absorb(other.named.side);
     }

@@ -40,7 +40,7 @@ pub(super) struct Rows {
 }
 
 /// How many rows ahead of its count a logged row's bin is prefetched.
-pub(super) const AHEAD: usize = 16;
+const AHEAD: usize = 16;
 
 /// The names a log can hold: [`place`] fits 32 bits below them.
 pub(super) const PLACED_NAMES: usize = 1 << 21;

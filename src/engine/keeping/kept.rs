@@ -95,7 +95,7 @@ impl Keep for Moments {
 }
 
 /// Counts per value: a station's first [`RAW`] values in a chain of its
-/// thread's pool, then counts of their own.
+/// thread's pool, then counts of their own. None by default.
 pub enum Tally {
     /// Up to [`RAW`] values, in the thread's pool.
     Chain(Chain),
@@ -124,11 +124,17 @@ fn count_into(counts: &mut Counts, chain: Chain, pool: &mut Pool) {
     chain.free(pool);
 }
 
+impl Default for Tally {
+    fn default() -> Tally {
+        Tally::Chain(Chain::default())
+    }
+}
+
 impl Keep for Tally {
     type Store = Pool;
 
     fn new(pool: &mut Pool, value: i64) -> Tally {
-        let mut tally = Tally::Chain(Chain::default());
+        let mut tally = Tally::default();
         tally.add(pool, value);
         tally
     }
@@ -153,7 +159,7 @@ impl Keep for Tally {
             }
             (Tally::Counts(a), Tally::Counts(b)) => a.merge(&b),
             (_, other) => {
-                let mut counts = match std::mem::replace(self, Tally::Chain(Chain::default())) {
+                let mut counts = match std::mem::take(self) {
                     Tally::Counts(counts) => counts,
                     Tally::Chain(chain) => {
                         let mut counts = Counts::default();

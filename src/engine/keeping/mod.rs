@@ -32,7 +32,8 @@ use crate::engine::Accumulator;
 use crate::error::Fault;
 use crate::parse::{self, MAX_NAME_LEN};
 use crate::scan::parse_value;
-use crate::summary::{Entry, RawName};
+use crate::summary::Entry;
+use crate::table::Name;
 
 /// Names of at most this many bytes are keyed by two words: their bytes,
 /// a `;` (which no name holds) and zeros.
@@ -48,49 +49,6 @@ struct Station<K> {
 
 // A million stations with counts per value take 64 MB a thread.
 const _: () = assert!(std::mem::size_of::<Station<Tally>>() <= 64);
-
-/// A station's name: a short one only as its key words, so that a million
-/// stations take 8 bytes fewer each.
-enum Name {
-    /// A name of at most [`SHORT`] bytes: its bytes, its `;` and zeros.
-    Short((u64, u64)),
-    /// A longer name's bytes.
-    Long(Box<[u8]>),
-}
-
-impl Name {
-    /// The key words of a short name.
-    #[inline(always)]
-    fn key(&self) -> Option<(u64, u64)> {
-        match *self {
-            Name::Short(key) => Some(key),
-            Name::Long(_) => None,
-        }
-    }
-
-    /// Calls `f` with the name's bytes.
-    #[inline]
-    fn with<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
-        match self {
-            Name::Long(name) => f(name),
-            Name::Short((a, b)) => {
-                let mut bytes = [0u8; 16];
-                bytes[..8].copy_from_slice(&a.to_le_bytes());
-                bytes[8..].copy_from_slice(&b.to_le_bytes());
-                let len = bytes.iter().position(|&b| b == b';').unwrap_or(16);
-                f(&bytes[..len])
-            }
-        }
-    }
-
-    /// The name as an entry holds it.
-    fn into_raw(self) -> RawName {
-        match self {
-            Name::Long(name) => RawName::from_vec(name.into_vec()),
-            short => short.with(RawName::from_slice),
-        }
-    }
-}
 
 /// Stations made entries between two shrinks of their vector
 /// ([`Accumulator::into_sorted`]).
@@ -289,42 +247,14 @@ impl<K: Keep> Keeping<K> {
     /// name that is empty, holds a `\n` or is not UTF-8, which a caller
     /// that checks names itself ([`Accumulator::CHECKS_UTF8`]) refuses.
     pub(crate) fn add_row(&mut self, name: &[u8], value: i64) -> bool {
-        match self.station(name, value) {
-            Some(Some(i)) => self.add_at(i, value),
-            Some(None) => {}
-            None => return false,
-        }
-        true
-    }
-
-    /// The number of `name`'s station, which a row of `value` is still
-    /// to be added to ([`Keeping::add_at`]), if it has one; else `name`'s
-    /// new station with that row: `Some(None)`, or `None` for a name
-    /// [`Keeping::add_row`] refuses.
-    pub(crate) fn station(&mut self, name: &[u8], value: i64) -> Option<Option<u32>> {
         let key = (name.len() <= SHORT).then(|| short_key(name));
         let hash = self.hash(name, key);
         if let Some(i) = self.find(name, key, hash) {
-            // The tables index stations by `u32`.
-            return Some(Some(i as u32));
+            self.stations[i].kept.add(&mut self.store, value);
+            return true;
         }
         let checked = !name.is_empty() && simdutf8::basic::from_utf8(name).is_ok();
-        (checked && self.add_new(name, key, value, 0)).then_some(None)
-    }
-
-    /// Adds a row of `value` to station `i` ([`Keeping::station`]).
-    #[inline(always)]
-    pub(crate) fn add_at(&mut self, i: u32, value: i64) {
-        self.stations[i as usize].kept.add(&mut self.store, value);
-    }
-
-    /// Starts loading what adding `value` to station `i` touches
-    /// ([`Keep::prefetch`]).
-    #[inline(always)]
-    pub(crate) fn prefetch_at(&self, i: u32, value: i64) {
-        if let Some(s) = self.stations.get(i as usize) {
-            s.kept.prefetch(value);
-        }
+        checked && self.add_new(name, key, value, 0)
     }
 }
 
@@ -339,20 +269,16 @@ fn short_key(name: &[u8]) -> (u64, u64) {
 }
 
 impl Keeping<Tally> {
-    /// The stations of a numbered table's short names
-    /// ([`Table::numbered`](crate::table::Table::numbered)): name `i`'s
-    /// key words `named[i]` (the table's keys are this loop's), its values
+    /// The stations of a numbered table's names
+    /// ([`Table::numbered`](crate::table::Table::numbered)): name `i`
+    /// `named[i]` (the table's short keys are this loop's), its values
     /// `tallies[i]`, their chains in `pool`. Only folded into another
     /// ([`Accumulator::absorb`]): its tables index none of them.
-    pub(crate) fn numbered(
-        named: &[(u64, u64)],
-        tallies: Vec<Tally>,
-        pool: Pool,
-    ) -> Keeping<Tally> {
+    pub(crate) fn numbered(named: &[Name], tallies: Vec<Tally>, pool: Pool) -> Keeping<Tally> {
         debug_assert_eq!(named.len(), tallies.len());
         let stations = (named.iter().zip(tallies))
-            .map(|(&key, kept)| Station {
-                name: Name::Short(key),
+            .map(|(name, kept)| Station {
+                name: name.clone(),
                 kept,
                 first: 0,
             })

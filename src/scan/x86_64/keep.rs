@@ -17,8 +17,6 @@
 
 use super::avx2::Avx2;
 use crate::scan::kernel::Kernel;
-use crate::scan::line;
-use crate::scan::Log;
 use crate::table::ChunkAdder;
 
 /// Calls the function whose address is in `r11`, its System V arguments in
@@ -197,37 +195,6 @@ pub(super) unsafe fn long_line(
     let adder = adder as *mut ChunkAdder as usize;
     // SAFETY: as in `add_short_past`; `line`'s contract is the caller's.
     let n = unsafe { call!(line, adder, p as usize, win_len, 0usize) };
-    (n != 0).then_some(n)
-}
-
-/// [`long_logged`](crate::scan::line::long_logged) for the lanes' loop:
-/// a long name's row kept by `log`, not the table.
-///
-/// # Safety
-/// As for `long_logged` with the AVX2 kernel.
-#[inline(always)]
-pub(super) unsafe fn long_logged<L: Log>(
-    log: &mut L,
-    p: *const u8,
-    win_len: usize,
-) -> Option<usize> {
-    /// The callee, its arguments as the loop's `asm!` passes them; `0` for
-    /// `None` (a line is never empty).
-    #[target_feature(enable = "avx2,bmi1,bmi2")]
-    unsafe extern "sysv64" fn logged<L: Log>(
-        log: usize,
-        p: usize,
-        win_len: usize,
-        _: usize,
-    ) -> usize {
-        // SAFETY: `log` is the `&mut L` passed below, borrowed for the call;
-        // the rest is forwarded from the caller.
-        unsafe { line::long_logged::<Avx2, L>(&mut *(log as *mut L), p as *const u8, win_len) }
-            .unwrap_or(0)
-    }
-    let log = log as *mut L as usize;
-    // SAFETY: as in `add_short_past`; `line`'s contract is the caller's.
-    let n = unsafe { call!(logged::<L>, log, p as usize, win_len, 0usize) };
     (n != 0).then_some(n)
 }
 

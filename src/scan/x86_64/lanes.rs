@@ -18,7 +18,6 @@ use super::keep;
 use crate::bits::{load, prefetch};
 use crate::parse::MAX_ROW_LEN;
 use crate::scan::kernel::Kernel;
-use crate::scan::line::long_logged;
 use crate::scan::Log;
 use crate::table::{ChunkAdder, Shape, ONE_ROW, SHORT};
 use crate::tuning::{AHEAD, LANES};
@@ -288,19 +287,6 @@ unsafe fn row<const KEEP: bool, L: Log>(
         };
         log.row(id, total - ONE_ROW);
         next
-    } else if !L::LONG {
-        // The log keeps long names' rows.
-        // SAFETY: forwarded from the caller; `len[k]` is the window's.
-        let logged = unsafe {
-            match KEEP {
-                true => keep::long_logged(log, p[k], len[k]),
-                false => long_logged::<Avx2, L>(log, p[k], len[k]),
-            }
-        };
-        match logged {
-            Some(n) => n,
-            None => return false,
-        }
     } else if KEEP && len[k] < 32 {
         // A name the window holds: the round parsed its value.
         let Some((total, next)) = parsed() else {
@@ -312,8 +298,13 @@ unsafe fn row<const KEEP: bool, L: Log>(
         // SAFETY: PAD bytes of the chunk at `p[k]`, its first `;` at
         // `len[k] < 32`, the CPU has AVX2 (forwarded from the caller).
         let added = unsafe {
-            adder.add_long_head_if_home(p[k], len[k], value)
-                || keep::add_head(adder, p[k], len[k], value)
+            match adder.add_long_head_if_home(p[k], len[k], value) {
+                Some(id) => {
+                    log.row(id, value.into());
+                    true
+                }
+                None => keep::add_head(adder, p[k], len[k], value),
+            }
         };
         if !added {
             return false;

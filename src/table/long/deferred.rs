@@ -181,7 +181,12 @@ impl<'c> Deferred<'c> {
             // SAFETY: a `C` exists only on a CPU with AVX2 (`Cut::load`).
             unsafe { t.add_past_home_avx2(key, line, len, home, value) }
         };
-        if !long.add_probe(&key, hash, value, past_home) {
+        let added = match long.named {
+            None => long.add_probe(&key, hash, value, |_| true, past_home),
+            // SAFETY: as above.
+            Some(_) => unsafe { long.add_numbered_avx2(&key, hash, line, len, value) },
+        };
+        if !added {
             // The first in the input is the one reported: the two queues'
             // refusals may come in either order.
             let first = match self.refused {
@@ -195,21 +200,49 @@ impl<'c> Deferred<'c> {
 
 impl Long {
     /// [`Deferred::add_by_head`]'s row counted at once, not a row late, if
-    /// its name's home bucket holds it; `false`, adding nothing, if not
-    /// (the name is further on, new, or the table flooded), for the caller
-    /// to add it as usual. For a loop whose long names are few, their
-    /// buckets at hand in L1: there the row-late add and its call cost a
-    /// 16–31-byte row more than its lookup (docs/PERFORMANCE.md, *Registers
-    /// across calls*).
+    /// its name's home bucket holds it, giving the name's number (the row
+    /// is not kept in [`Long::rows`]: the caller logs it); `None`, adding
+    /// nothing, if not (the name is further on, new, or the table
+    /// flooded), for the caller to add it as usual. For a loop whose long
+    /// names are few, their buckets at hand in L1: there the row-late add
+    /// and its call cost a 16–31-byte row more than its lookup
+    /// (docs/PERFORMANCE.md, *Registers across calls*).
     ///
     /// # Safety
     /// `p` valid for reads of 32 bytes, its first `;` at `p + len` with
     /// `len < 32`, and the CPU has AVX2.
     #[inline(always)]
-    pub(crate) unsafe fn add_head_if_home(&mut self, p: *const u8, len: usize, value: i16) -> bool {
+    pub(crate) unsafe fn add_head_if_home(
+        &mut self,
+        p: *const u8,
+        len: usize,
+        value: i16,
+    ) -> Option<u32> {
         // SAFETY: forwarded from the caller.
         let key = unsafe { <avx2::Head as avx2::Cut>::load(p, len) };
-        self.add_probe(&key, avx2::Cut::hash(&key), value, |_, _, _, _| false)
+        let hash = avx2::Cut::hash(&key);
+        self.add_probe(&key, hash, value, |s| Some(s.id), |_, _, _, _| None)
+    }
+
+    /// [`Deferred::add_row`]'s add in a table that numbers its names
+    /// ([`Long::add_kept`]), out of line: inlined beside the plain run's
+    /// add, it changed how the compiler laid out that one.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline(never)]
+    unsafe fn add_numbered_avx2<C: avx2::Cut>(
+        &mut self,
+        key: &C,
+        hash: u64,
+        line: &[u8; KEY_SPAN],
+        len: usize,
+        value: i16,
+    ) -> bool {
+        let past_home =
+            |t: &mut Long, key: &C, home, value| t.add_past_home(key, &line[..len], home, value);
+        self.add_kept(key, hash, value, past_home).is_some()
     }
 
     /// [`Long::add_past_home`] compiled for AVX2, out of line, for the
@@ -229,7 +262,7 @@ impl Long {
         home: usize,
         value: i16,
     ) -> bool {
-        self.add_past_home(key, &line[..len], home, value)
+        self.add_past_home(key, &line[..len], home, value).is_some()
     }
 
     /// Starts loading the home bucket of a name whose hash is `hash`, both
@@ -416,7 +449,7 @@ mod tests {
             // Fed by both paths in turn, each name takes one bucket.
             let value = round as i16;
             let added = if round % 2 == 0 {
-                t.add(name, value)
+                t.add(name, value).is_some()
             } else {
                 // SAFETY: as above.
                 unsafe { add_avx2(&mut t, &line, name.len(), value) }

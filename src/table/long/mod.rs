@@ -47,7 +47,8 @@ use std::hash::BuildHasher;
 use foldhash::fast::SeedableRandomState;
 
 use super::keyed::{Held, Keyed};
-use super::{Budget, NO_OFFSET};
+use super::name::number;
+use super::{Budget, Name, NO_OFFSET};
 use crate::parse::MAX_NAME_LEN;
 use crate::stats::Stats;
 use crate::summary::{Entry, RawName};
@@ -168,10 +169,10 @@ pub(super) fn solve(name: &[u8], hash: u64) -> u64 {
     (hash ^ rest).wrapping_mul(crate::bits::inverse(K[0])) ^ fold[0]
 }
 
-/// One station of the long table: its whole key (the name itself) and its
-/// stats, in 128 bytes, where the short table keeps a name of at most 16
-/// bytes in a slot of 32. All zeros is an empty bucket (a station has a
-/// count of at least 1).
+/// One station of the long table: its whole key (the name itself), its
+/// stats and its number, in 128 bytes, where the short table keeps a name
+/// of at most 16 bytes in a slot of 32. All zeros is an empty bucket (a
+/// station has a count of at least 1).
 #[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, align(128))]
 struct Bucket {
@@ -180,7 +181,9 @@ struct Bucket {
     count: u64,
     min: i16,
     max: i16,
-    _pad: u32,
+    /// The name's number in a table that numbers its names
+    /// ([`super::Table::numbered`]); 0 in one that does not.
+    id: u32,
 }
 
 /// Buckets of a flooded table, all empty: as many as the smallest table
@@ -188,11 +191,13 @@ struct Bucket {
 const FLOODED_BUCKETS: usize = 8;
 
 impl Bucket {
-    /// A bucket holding the key `key` and one row of `value`.
-    fn new(key: &Key, value: i16) -> Bucket {
+    /// A bucket holding the key `key`, numbered `id`, and one row of
+    /// `value`.
+    fn new(key: &Key, id: u32, value: i16) -> Bucket {
         let mut s = Bucket::zeroed();
         s.key.copy_from_slice(&key.0[..KEY_WORDS]);
         (s.min, s.max, s.sum, s.count) = (value, value, i64::from(value), 1);
+        s.id = id;
         s
     }
 
@@ -285,6 +290,13 @@ pub(super) struct Long {
     /// Where the names are once the table has spent its probe steps
     /// ([`Long::flood`]); its few buckets then stay empty, matching no key.
     keyed: Option<Keyed<Bucket>>,
+    /// For a table that numbers its names ([`super::Table::numbered`]),
+    /// its names in the order they came, the short table's too: a name's
+    /// number ([`Bucket::id`], or its slot's) is its place here.
+    pub(super) named: Option<Vec<Name>>,
+    /// In such a table, each row added since they were last taken
+    /// ([`super::Table::take_long_rows`]): its name's number and value.
+    pub(super) rows: Vec<(u32, i16)>,
 }
 
 impl Default for Long {
@@ -304,6 +316,8 @@ impl Long {
             len: 0,
             budget: Budget::new(),
             keyed: None,
+            named: None,
+            rows: Vec::new(),
         }
     }
 
@@ -340,62 +354,97 @@ impl Long {
         self.keyed = Some(keyed);
     }
 
-    /// Adds one row of `name`, 1..=[`MAX_NAME_LEN`] bytes without a `;`.
-    /// Returns `false`, adding nothing, for a name [`super::acceptable`]
-    /// refuses.
+    /// Adds one row of `name`, 1..=[`MAX_NAME_LEN`] bytes without a `;`,
+    /// and gives the name's number ([`Bucket::id`]). Returns `None`,
+    /// adding nothing, for a name [`super::acceptable`] refuses.
     ///
     /// Not inlined: long names are the rarer case, and the portable
     /// scanner's loop stays small without this body.
     #[inline(never)]
-    pub(super) fn add(&mut self, name: &[u8], value: i16) -> bool {
+    pub(super) fn add(&mut self, name: &[u8], value: i16) -> Option<u32> {
         let key = Key::new(name);
         let past_home =
             |t: &mut Long, key: &Key, home, value| t.add_past_home(key, name, home, value);
-        self.add_probe(&key, key.hash(), value, past_home)
+        self.add_kept(&key, key.hash(), value, past_home)
     }
 
-    /// Looks the key whose hash is `hash` up by linear probing and counts
-    /// the row, inserting the name if it is new: in its home bucket here, or
-    /// by `past_home`, given the home bucket, for a key further on or new
-    /// ([`Long::add_past_home`]).
+    /// [`Long::add_probe`] giving the name's number, the row kept in
+    /// [`Long::rows`] by a table that numbers its names.
     #[inline(always)]
-    fn add_probe<P: Probe>(
+    fn add_kept<P: Probe>(
         &mut self,
         probe: &P,
         hash: u64,
         value: i16,
-        past_home: impl FnOnce(&mut Long, &P, usize, i16) -> bool,
-    ) -> bool {
+        past_home: impl FnOnce(&mut Long, &P, usize, i16) -> Option<u32>,
+    ) -> Option<u32> {
+        let id = self.add_probe(probe, hash, value, |s| Some(s.id), past_home)?;
+        if self.named.is_some() {
+            self.rows.push((id, value));
+        }
+        Some(id)
+    }
+
+    /// Looks the key whose hash is `hash` up by linear probing and counts
+    /// the row, inserting the name if it is new: in its home bucket here,
+    /// giving what `hit` makes of it, or by `past_home`, given the home
+    /// bucket, for a key further on or new ([`Long::add_past_home`]). A
+    /// plain run's adds ask for a verdict alone, so that their code carries
+    /// no number ([`Long::add_kept`] gives one).
+    #[inline(always)]
+    fn add_probe<P: Probe, T>(
+        &mut self,
+        probe: &P,
+        hash: u64,
+        value: i16,
+        hit: impl FnOnce(&Bucket) -> T,
+        past_home: impl FnOnce(&mut Long, &P, usize, i16) -> T,
+    ) -> T {
         let home = (hash >> self.shift) as usize;
         // SAFETY: `hash >> shift` is below `buckets.len()` (`shift` set with
         // it in `with_capacity`, `resize` and `flood`).
         let s = unsafe { self.buckets.get_unchecked_mut(home) };
         if probe.matches(s) {
             s.add(value);
-            return true;
+            return hit(s);
         }
         past_home(self, probe, home, value)
     }
 
     /// [`Long::add_probe`] for the key `probe` of `name` not in its home
-    /// bucket `home`: further on, or new, or in the keyed table of a flooded
-    /// table, which takes the name's bytes as they are. The AVX2 path
+    /// bucket `home`: further on, or new, or in the keyed table of a
+    /// flooded table, which takes the name's bytes as they are. The AVX2
+    /// path
     /// calls it out of line (`add_past_home_avx2`): inlined, the walk and
     /// its probe budget took registers that every row's lookup then
     /// spilled (docs/PERFORMANCE.md, *The tables*).
     #[inline(always)]
-    fn add_past_home<P: Probe>(&mut self, probe: &P, name: &[u8], home: usize, value: i16) -> bool {
+    fn add_past_home<P: Probe>(
+        &mut self,
+        probe: &P,
+        name: &[u8],
+        home: usize,
+        value: i16,
+    ) -> Option<u32> {
         match self.find(probe, home) {
-            // SAFETY: `find` gives an index below `buckets.len()`.
-            Some(Ok(i)) => unsafe { self.buckets.get_unchecked_mut(i) }.add(value),
-            Some(Err(i)) => return self.insert(i, &probe.key(), value),
+            Some(Ok(i)) => {
+                // SAFETY: `find` gives an index below `buckets.len()`.
+                let s = unsafe { self.buckets.get_unchecked_mut(i) };
+                s.add(value);
+                Some(s.id)
+            }
+            Some(Err(i)) => self.insert(i, &probe.key(), value),
             None => {
-                let new = || super::acceptable(name).then(|| Bucket::new(&probe.key(), value));
-                let keyed = self.keyed.as_mut().expect("flooded");
-                return keyed.add(name, value, new);
+                let Long { keyed, named, .. } = self;
+                let new = || {
+                    let id = number(named, || Name::Long(name.into()));
+                    Some(Bucket::new(&probe.key(), id, value))
+                };
+                let new = || super::acceptable(name).then(new).flatten();
+                let keyed = keyed.as_mut().expect("flooded");
+                keyed.add(name, value, new).map(|s| s.id)
             }
         }
-        true
     }
 
     /// The bucket that holds the key `probe`, whose home bucket is `home`,
@@ -443,13 +492,15 @@ impl Long {
     /// [`super::acceptable`] refuses.
     #[cold]
     #[inline(never)]
-    fn insert(&mut self, i: usize, key: &Key, value: i16) -> bool {
+    fn insert(&mut self, i: usize, key: &Key, value: i16) -> Option<u32> {
         debug_assert!(!self.is_flooded());
-        if !super::acceptable(key.name()) {
-            return false;
+        let name = key.name();
+        if !super::acceptable(name) {
+            return None;
         }
-        self.fill(i, Bucket::new(key, value));
-        true
+        let id = number(&mut self.named, || Name::Long(name.into()));
+        self.fill(i, Bucket::new(key, id, value));
+        Some(id)
     }
 
     /// Adds `other`'s names and stats to this table (see
@@ -571,10 +622,10 @@ mod tests {
         let name = |i: usize| format!("a long name, number {i:>6}").into_bytes();
         let mut t = Long::with_capacity(64);
         for i in 0..16 {
-            assert!(t.add(&name(i), 1));
+            assert!(t.add(&name(i), 1).is_some());
         }
         assert_eq!(t.buckets.len(), 64);
-        assert!(t.add(&name(16), 1));
+        assert!(t.add(&name(16), 1).is_some());
         assert_eq!(t.buckets.len(), 128);
         // 2 MiB of buckets: 16,384, which half full holds 8,192 names.
         let big = (2 << 20) / std::mem::size_of::<Bucket>();
@@ -582,10 +633,10 @@ mod tests {
         // The probe steps the names' rows would have earned.
         t.budget.credit(big as u64 * 32, 1);
         for i in 0..big / 2 {
-            assert!(t.add(&name(i), 1));
+            assert!(t.add(&name(i), 1).is_some());
         }
         assert_eq!(t.buckets.len(), big);
-        assert!(t.add(&name(big / 2), 1));
+        assert!(t.add(&name(big / 2), 1).is_some());
         assert_eq!(t.buckets.len(), 2 * big);
         assert_eq!(t.len(), big / 2 + 1);
     }
@@ -600,7 +651,7 @@ mod tests {
                 other[at] ^= 1;
                 for n in [&name, &other] {
                     if std::str::from_utf8(n).is_ok() {
-                        assert!(t.add(n, i as i16));
+                        assert!(t.add(n, i as i16).is_some());
                         (want.entry(n.clone()))
                             .and_modify(|s: &mut Stats| s.add(i as i16))
                             .or_insert(Stats::new(i as i16));

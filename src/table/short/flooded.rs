@@ -12,6 +12,8 @@ use foldhash::fast::SeedableRandomState;
 use super::{acceptable, Short, Slot};
 use crate::stats::Stats;
 use crate::table::keyed::{Held, Keyed};
+use crate::table::name::number;
+use crate::table::Name;
 
 /// A flooded table keeps its slots as they are: a row touches half a
 /// cache line there too, where a key and [`Stats`] took more than one.
@@ -79,8 +81,7 @@ impl Short {
     /// table floods.
     fn reseed(&mut self) {
         let mut fresh = Short::with_slots(self.slots.len());
-        // The names keep their numbers (in their slots) and their keys.
-        fresh.named = self.named.take();
+        // The names keep their numbers, in their slots.
         fresh.mul = super::drawn();
         fresh.budget.join(self.budget);
         fresh.budget.grant(2 * self.len as u64);
@@ -137,11 +138,17 @@ impl Short {
     /// nothing, for a name [`super::acceptable`] refuses. The table may grow.
     #[cold]
     #[inline(never)]
-    pub(in crate::table) fn insert_flooded(&mut self, a: u64, b: u64, total: i64) -> Option<u32> {
+    pub(in crate::table) fn insert_flooded(
+        &mut self,
+        a: u64,
+        b: u64,
+        total: i64,
+        named: &mut Option<Vec<Name>>,
+    ) -> Option<u32> {
         if !acceptable(a, b) {
             return None;
         }
-        let id = self.number(a, b);
+        let id = number(named, || Name::Short((a, b)));
         self.put(Slot::new(a, b, id, total));
         Some(id)
     }

@@ -18,7 +18,8 @@ mod slots;
 use slots::Slots;
 
 use super::keyed::Keyed;
-use super::{Budget, NO_OFFSET};
+use super::name::number;
+use super::{Budget, Name, NO_OFFSET};
 use crate::bits::{matches, prefetch, HI};
 use crate::stats::Stats;
 use crate::summary::{Entry, RawName};
@@ -62,7 +63,7 @@ pub(super) struct Slot {
     /// off every row (docs/PERFORMANCE.md, *The tables*).
     pub total: i64,
     /// The name's number in the order names came to a table that numbers
-    /// them ([`Short::named`]); 0 in one that does not.
+    /// them ([`super::name::number`]); 0 in one that does not.
     pub id: u32,
     pub min: i16,
     pub max: i16,
@@ -227,10 +228,6 @@ pub(super) struct Short {
     /// Where the names held past the slot after their home are once the
     /// table has spent its probe steps ([`Short::flood`]).
     keyed: Option<Keyed<Slot>>,
-    /// For a table that numbers its names ([`super::Table::numbered`]),
-    /// their keys in the order they came: a name's number ([`Slot::id`]) is
-    /// its place here.
-    pub named: Option<Vec<(u64, u64)>>,
 }
 
 impl Short {
@@ -244,7 +241,6 @@ impl Short {
             len: 0,
             budget: Budget::new(),
             keyed: None,
-            named: None,
         }
     }
 
@@ -271,12 +267,10 @@ impl Short {
 
     /// An empty table for the rows to come when this one is set aside: as
     /// many slots, under the same multiplier, and flooded if this one is,
-    /// since its names would flood it again. Its names' numbers go on from
-    /// this one's, whose keys by number it takes.
+    /// since its names would flood it again.
     pub(super) fn emptied(&mut self) -> Short {
         let mut fresh = Short::with_slots(self.slots.len());
         fresh.mul = self.mul;
-        fresh.named = self.named.take();
         if let Some(keyed) = &self.keyed {
             fresh.budget = self.budget;
             fresh.keyed = Some(Keyed::with_capacity(keyed.len()));
@@ -353,23 +347,20 @@ impl Short {
     /// so a caller holding slot pointers must refresh them.
     #[cold]
     #[inline(never)]
-    pub(super) fn insert(&mut self, i: usize, a: u64, b: u64, total: i64) -> Option<u32> {
+    pub(super) fn insert(
+        &mut self,
+        i: usize,
+        a: u64,
+        b: u64,
+        total: i64,
+        named: &mut Option<Vec<Name>>,
+    ) -> Option<u32> {
         if !acceptable(a, b) {
             return None;
         }
-        let id = self.number(a, b);
+        let id = number(named, || Name::Short((a, b)));
         self.fill(i, Slot::new(a, b, id, total));
         Some(id)
-    }
-
-    /// The number of a new name, the key `a`, `b`: the next one if the
-    /// table numbers its names, else 0.
-    fn number(&mut self, a: u64, b: u64) -> u32 {
-        let Some(named) = &mut self.named else {
-            return 0;
-        };
-        named.push((a, b));
-        u32::try_from(named.len() - 1).expect("fewer than 2^32 names")
     }
 
     /// Puts a new name's slot `s` in the empty slot `i`, and grows the
@@ -638,7 +629,7 @@ mod tests {
                 return;
             }
             if s.a | s.b == 0 {
-                assert!(t.insert(i, a, b, total(value.into())).is_some());
+                assert!(t.insert(i, a, b, total(value.into()), &mut None).is_some());
                 return;
             }
             i = (i + 1) % t.slots.len();
