@@ -2,6 +2,7 @@
 //! lowest level. The portable kernel is [`super::swar`]; on x86-64 with
 //! AVX2, [`super::x86_64`] has a vector one.
 
+use super::Log;
 use crate::table::ChunkAdder;
 
 /// What a kernel sees in the first bytes of a line.
@@ -57,7 +58,12 @@ pub(super) trait Kernel {
     /// `p` must point into `adder`'s chunk, with [`PAD`](super::PAD) bytes
     /// of it from `p`, its first `;` at `p + len`, `SHORT < len <=
     /// MAX_NAME_LEN`.
-    unsafe fn add_long(adder: &mut ChunkAdder, p: *const u8, len: usize, value: i16) -> bool;
+    unsafe fn add_long<L: Log>(
+        adder: &mut ChunkAdder,
+        p: *const u8,
+        len: usize,
+        value: i16,
+    ) -> bool;
 
     /// [`line()`](super::line::line) for a line whose window found its
     /// first `;` at `win_len > SHORT` (the window's size if none): returns
@@ -68,7 +74,11 @@ pub(super) trait Kernel {
     /// # Safety
     /// `p` points into `adder`'s chunk, with [`PAD`](super::PAD) bytes of
     /// it from `p`, and the kernel's CPU features are present.
-    unsafe fn long_line(adder: &mut ChunkAdder, p: *const u8, win_len: usize) -> Option<usize>;
+    unsafe fn long_line<L: Log>(
+        adder: &mut ChunkAdder,
+        p: *const u8,
+        win_len: usize,
+    ) -> Option<usize>;
 
     /// [`Kernel::add_long`] for a name whose `;` is in the window, which a
     /// vector kernel cuts, hashes and compares as one vector
@@ -76,5 +86,10 @@ pub(super) trait Kernel {
     ///
     /// # Safety
     /// As for [`Kernel::add_long`], and `len < 32`.
-    unsafe fn add_head(adder: &mut ChunkAdder, p: *const u8, len: usize, value: i16) -> bool;
+    unsafe fn add_head<L: Log>(
+        adder: &mut ChunkAdder,
+        p: *const u8,
+        len: usize,
+        value: i16,
+    ) -> bool;
 }

@@ -63,7 +63,7 @@ pub(super) unsafe fn line<K: Kernel, L: Log>(
         Some(next)
     } else {
         // SAFETY: forwarded from the caller; `win` is the window at `p`.
-        unsafe { K::long_line(adder, p, win.len) }
+        unsafe { K::long_line::<L>(adder, p, win.len) }
     }
 }
 
@@ -75,7 +75,7 @@ pub(super) unsafe fn line<K: Kernel, L: Log>(
 /// `p` points into `adder`'s chunk, with [`PAD`](super::PAD) bytes of it
 /// from `p`, and the kernel's CPU features are present.
 #[inline(always)]
-pub(super) unsafe fn long<K: Kernel>(
+pub(super) unsafe fn long<K: Kernel, L: Log>(
     adder: &mut ChunkAdder,
     p: *const u8,
     win_len: usize,
@@ -85,10 +85,10 @@ pub(super) unsafe fn long<K: Kernel>(
         // its key (see `table::long`).
         // SAFETY: PAD bytes of the chunk at `p`, the first `;` at `p +
         // len` (the window's first), `SHORT < len < 32`.
-        unsafe { long_row::<K, true>(adder, p, win_len) }
+        unsafe { long_row::<K, L, true>(adder, p, win_len) }
     } else {
         // SAFETY: PAD bytes of the chunk at `p`; `win_len` is the window's.
-        unsafe { long_line::<K>(adder, p, win_len) }
+        unsafe { long_line::<K, L>(adder, p, win_len) }
     }
 }
 
@@ -100,7 +100,7 @@ pub(super) unsafe fn long<K: Kernel>(
 /// `p` points into `adder`'s chunk, with [`PAD`](super::PAD) bytes of it
 /// from `p`, and the kernel's CPU features are present.
 #[inline(always)]
-unsafe fn long_line<K: Kernel>(
+unsafe fn long_line<K: Kernel, L: Log>(
     adder: &mut ChunkAdder,
     p: *const u8,
     win_len: usize,
@@ -109,7 +109,7 @@ unsafe fn long_line<K: Kernel>(
     let len = unsafe { K::long_name(p, win_len) }?;
     // SAFETY: PAD bytes of the chunk at `p`, the first `;` at `p + len`
     // (`long_name`), and `SHORT < len <= 100`.
-    unsafe { long_row::<K, false>(adder, p, len) }
+    unsafe { long_row::<K, L, false>(adder, p, len) }
 }
 
 /// The rest of a line whose name of `len > SHORT` bytes is found: parses
@@ -122,7 +122,7 @@ unsafe fn long_line<K: Kernel>(
 /// from `p`, its first `;` at `p + len` with `SHORT < len <= MAX_NAME_LEN`
 /// (`len < 32` if `HEAD`), and the kernel's CPU features are present.
 #[inline(always)]
-unsafe fn long_row<K: Kernel, const HEAD: bool>(
+unsafe fn long_row<K: Kernel, L: Log, const HEAD: bool>(
     adder: &mut ChunkAdder,
     p: *const u8,
     len: usize,
@@ -136,9 +136,9 @@ unsafe fn long_row<K: Kernel, const HEAD: bool>(
     // SAFETY: forwarded from the caller.
     let added = unsafe {
         if HEAD {
-            K::add_head(adder, p, len, value)
+            K::add_head::<L>(adder, p, len, value)
         } else {
-            K::add_long(adder, p, len, value)
+            K::add_long::<L>(adder, p, len, value)
         }
     };
     added.then_some(len + 1 + used)

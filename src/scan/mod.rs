@@ -44,7 +44,7 @@ use self::feed::{batched, lockstep, Feed};
 use self::line::lines;
 use self::swar::Swar;
 pub use self::value::parse_value;
-use crate::table::{Adder, ChunkAdder};
+use crate::table::{Adder, ChunkAdder, Numbering};
 use crate::tuning::{BATCH_ODD_STRETCHES, KEEP_LONG_SHARE, LANES, SLICE, STREAMS};
 
 /// Bytes a line read may touch past its start: four 32-byte windows reach
@@ -59,7 +59,7 @@ pub(crate) const PAD: usize = 128;
 /// keeps more of a name than its slot holds. The long names' rows that
 /// the scanner adds a row late, the table keeps by number itself
 /// ([`Table::take_long_rows`](crate::table::Table::take_long_rows)).
-pub trait Log {
+pub trait Log: Numbering {
     /// Keeps the row of `value` tenths (a text value, -999 to 999) of the
     /// name numbered `id`.
     fn row(&mut self, id: u32, value: i64);

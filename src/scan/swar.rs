@@ -2,6 +2,7 @@
 //! and `memchr` a long one's.
 
 use super::kernel::{Kernel, Window};
+use super::Log;
 use crate::bits::{load, matches};
 use crate::parse::MAX_NAME_LEN;
 use crate::table::{ChunkAdder, SHORT};
@@ -24,21 +25,35 @@ impl Kernel for Swar {
     }
 
     #[inline(always)]
-    unsafe fn long_line(adder: &mut ChunkAdder, p: *const u8, win_len: usize) -> Option<usize> {
+    unsafe fn long_line<L: Log>(
+        adder: &mut ChunkAdder,
+        p: *const u8,
+        win_len: usize,
+    ) -> Option<usize> {
         // SAFETY: forwarded from the caller.
-        unsafe { super::line::long::<Self>(adder, p, win_len) }
+        unsafe { super::line::long::<Self, L>(adder, p, win_len) }
     }
 
     #[inline(always)]
-    unsafe fn add_long(adder: &mut ChunkAdder, p: *const u8, len: usize, value: i16) -> bool {
+    unsafe fn add_long<L: Log>(
+        adder: &mut ChunkAdder,
+        p: *const u8,
+        len: usize,
+        value: i16,
+    ) -> bool {
         // SAFETY: the caller guarantees `len < PAD` readable bytes.
         adder.add_long(unsafe { std::slice::from_raw_parts(p, len) }, value)
     }
 
     #[inline(always)]
-    unsafe fn add_head(adder: &mut ChunkAdder, p: *const u8, len: usize, value: i16) -> bool {
+    unsafe fn add_head<L: Log>(
+        adder: &mut ChunkAdder,
+        p: *const u8,
+        len: usize,
+        value: i16,
+    ) -> bool {
         // SAFETY: forwarded from the caller.
-        unsafe { Self::add_long(adder, p, len, value) }
+        unsafe { Self::add_long::<L>(adder, p, len, value) }
     }
 
     #[inline(always)]

@@ -5,7 +5,7 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::long;
-use super::{short, Table, SHORT};
+use super::{short, Numbering, Table, SHORT};
 use crate::bits::prefetch;
 use crate::tuning::{BIG_TABLE, ROW_STEPS};
 
@@ -435,7 +435,7 @@ impl<'c> ChunkAdder<'_, 'c> {
     /// (whose bucket has had the time to come); see
     /// [`long::Deferred::add_by_blocks`]. Returns `false`, taking nothing,
     /// if the table refused that row; [`ChunkAdder::settle`] says where it
-    /// is.
+    /// is. `N` says whether the table numbers its names.
     ///
     /// A call of its own: inlined into the scanner's loop (with the line's
     /// parsing out of line instead), the 10K set was slower.
@@ -446,7 +446,8 @@ impl<'c> ChunkAdder<'_, 'c> {
     /// have AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn add_long_deferred_avx2(
+    #[inline(never)]
+    pub(crate) unsafe fn add_long_deferred_avx2<N: Numbering>(
         &mut self,
         p: *const u8,
         len: usize,
@@ -457,7 +458,7 @@ impl<'c> ChunkAdder<'_, 'c> {
         // `'c` (forwarded from the caller, as is the rest).
         unsafe {
             self.deferred
-                .add_by_blocks(&mut self.adder.table.long, p, len, value)
+                .add_by_blocks::<N>(&mut self.adder.table.long, p, len, value)
         }
     }
 
@@ -473,7 +474,7 @@ impl<'c> ChunkAdder<'_, 'c> {
     /// As for [`ChunkAdder::add_long_deferred_avx2`], and `len < 32`.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    pub(crate) unsafe fn add_long_head_avx2(
+    pub(crate) unsafe fn add_long_head_avx2<N: Numbering>(
         &mut self,
         p: *const u8,
         len: usize,
@@ -483,7 +484,7 @@ impl<'c> ChunkAdder<'_, 'c> {
         // SAFETY: as in `add_long_deferred_avx2`.
         unsafe {
             self.deferred
-                .add_by_head(&mut self.adder.table.long, p, len, value)
+                .add_by_head::<N>(&mut self.adder.table.long, p, len, value)
         }
     }
 

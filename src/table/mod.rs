@@ -135,6 +135,20 @@ impl Default for Table {
     }
 }
 
+/// Whether the tables a scan adds to number their names
+/// ([`Table::numbered`]), known where the scan is compiled: the long rows
+/// added a row late ([`ChunkAdder::add_long_deferred_avx2`]) are kept by
+/// number in a numbered table, and a plain run's adds test nothing for it.
+pub trait Numbering {
+    /// Whether the table numbers its names.
+    const NUMBERED: bool;
+}
+
+/// A table that does not number its names: every run of the basic stats.
+impl Numbering for () {
+    const NUMBERED: bool = false;
+}
+
 impl Table {
     /// A table that numbers its names in the order they come, the number
     /// kept in the name's slot or bucket ([`Adder::add_short_numbered`],

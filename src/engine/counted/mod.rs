@@ -31,16 +31,12 @@ use crate::error::Fault;
 use crate::parse;
 use crate::scan::Log;
 use crate::summary::Entry;
-use crate::table::Table;
+use crate::table::{Numbering, Table};
 use crate::tuning::COUNTED_STRETCH;
 
 /// What a fast engine keeps beyond its table's stats: nothing (`()`), or
 /// each name's counts per value ([`Counted`]).
 pub trait Beyond: Log + Default + Send {
-    /// Whether the table numbers its names for the log
-    /// ([`Table::numbered`]).
-    const NUMBERED: bool;
-
     /// Takes in the rows logged since the last call, and those `table`
     /// kept of its long names; the engine calls it after each scan.
     fn settle(&mut self, table: &mut Table) {
@@ -85,9 +81,7 @@ pub trait Beyond: Log + Default + Send {
 }
 
 /// Nothing beyond the table's stats: the basic stats' runs.
-impl Beyond for () {
-    const NUMBERED: bool = false;
-}
+impl Beyond for () {}
 
 /// Rows logged between two settles, at most about one per 5 bytes of a
 /// stretch ([`crate::tuning::COUNTED_STRETCH`]).
@@ -170,6 +164,10 @@ impl Counted {
     }
 }
 
+impl Numbering for Counted {
+    const NUMBERED: bool = true;
+}
+
 impl Log for Counted {
     #[inline(always)]
     fn row(&mut self, id: u32, value: i64) {
@@ -178,8 +176,6 @@ impl Log for Counted {
 }
 
 impl Beyond for Counted {
-    const NUMBERED: bool = true;
-
     fn settle(&mut self, table: &mut Table) {
         let long = table.take_long_rows();
         self.log

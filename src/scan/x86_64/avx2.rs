@@ -4,6 +4,7 @@ use std::arch::x86_64::*;
 
 use crate::parse::MAX_NAME_LEN;
 use crate::scan::kernel::{Kernel, Window};
+use crate::scan::Log;
 use crate::table::ChunkAdder;
 
 /// Reads the two little-endian words at `p` with loads of their own,
@@ -59,30 +60,44 @@ impl Kernel for Avx2 {
     }
 
     #[inline(always)]
-    unsafe fn long_line(adder: &mut ChunkAdder, p: *const u8, win_len: usize) -> Option<usize> {
+    unsafe fn long_line<L: Log>(
+        adder: &mut ChunkAdder,
+        p: *const u8,
+        win_len: usize,
+    ) -> Option<usize> {
         // SAFETY: forwarded from the caller, who runs this kernel only
         // where the CPU has AVX2 and BMI.
         unsafe {
             if win_len < Self::WINDOW {
-                head_line_avx2(adder, p, win_len)
+                head_line_avx2::<L>(adder, p, win_len)
             } else {
-                far_line_avx2(adder, p, win_len)
+                far_line_avx2::<L>(adder, p, win_len)
             }
         }
     }
 
     #[inline(always)]
-    unsafe fn add_long(adder: &mut ChunkAdder, p: *const u8, len: usize, value: i16) -> bool {
+    unsafe fn add_long<L: Log>(
+        adder: &mut ChunkAdder,
+        p: *const u8,
+        len: usize,
+        value: i16,
+    ) -> bool {
         // SAFETY: forwarded from the caller: PAD = 128 bytes of the chunk
         // from `p`, the `;` at `p + len`, AVX2 present as for `window`.
-        unsafe { adder.add_long_deferred_avx2(p, len, value) }
+        unsafe { adder.add_long_deferred_avx2::<L>(p, len, value) }
     }
 
     #[inline(always)]
-    unsafe fn add_head(adder: &mut ChunkAdder, p: *const u8, len: usize, value: i16) -> bool {
+    unsafe fn add_head<L: Log>(
+        adder: &mut ChunkAdder,
+        p: *const u8,
+        len: usize,
+        value: i16,
+    ) -> bool {
         // SAFETY: forwarded from the caller: PAD = 128 bytes of the chunk
         // from `p`, the `;` at `p + len < p + 32`, AVX2 present.
-        unsafe { adder.add_long_head_avx2(p, len, value) }
+        unsafe { adder.add_long_head_avx2::<L>(p, len, value) }
     }
 
     #[inline(always)]
@@ -132,11 +147,15 @@ impl Kernel for Avx2 {
 /// and BMI.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 #[inline(never)]
-unsafe fn head_line_avx2(adder: &mut ChunkAdder, p: *const u8, win_len: usize) -> Option<usize> {
+unsafe fn head_line_avx2<L: Log>(
+    adder: &mut ChunkAdder,
+    p: *const u8,
+    win_len: usize,
+) -> Option<usize> {
     // SAFETY: forwarded from the caller.
     unsafe {
         std::hint::assert_unchecked(win_len < Avx2::WINDOW);
-        crate::scan::line::long::<Avx2>(adder, p, win_len)
+        crate::scan::line::long::<Avx2, L>(adder, p, win_len)
     }
 }
 
@@ -150,10 +169,14 @@ unsafe fn head_line_avx2(adder: &mut ChunkAdder, p: *const u8, win_len: usize) -
 /// As for [`Kernel::long_line`], `win_len == 32`, and the CPU has AVX2
 /// and BMI.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-unsafe fn far_line_avx2(adder: &mut ChunkAdder, p: *const u8, win_len: usize) -> Option<usize> {
+unsafe fn far_line_avx2<L: Log>(
+    adder: &mut ChunkAdder,
+    p: *const u8,
+    win_len: usize,
+) -> Option<usize> {
     // SAFETY: forwarded from the caller.
     unsafe {
         std::hint::assert_unchecked(win_len >= Avx2::WINDOW);
-        crate::scan::line::long::<Avx2>(adder, p, win_len)
+        crate::scan::line::long::<Avx2, L>(adder, p, win_len)
     }
 }

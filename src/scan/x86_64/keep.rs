@@ -17,6 +17,7 @@
 
 use super::avx2::Avx2;
 use crate::scan::kernel::Kernel;
+use crate::scan::Log;
 use crate::table::ChunkAdder;
 
 /// Calls the function whose address is in `r11`, its System V arguments in
@@ -147,7 +148,7 @@ pub(super) unsafe fn add_short_past(
 /// # Safety
 /// As for [`Kernel::add_head`] with the AVX2 kernel.
 #[inline(always)]
-pub(super) unsafe fn add_head(
+pub(super) unsafe fn add_head<L: Log>(
     adder: &mut ChunkAdder,
     p: *const u8,
     len: usize,
@@ -155,11 +156,16 @@ pub(super) unsafe fn add_head(
 ) -> bool {
     /// The callee, its arguments as the loop's `asm!` passes them.
     #[target_feature(enable = "avx2,bmi1,bmi2")]
-    unsafe extern "sysv64" fn head(adder: usize, p: usize, len: usize, value: usize) -> usize {
+    unsafe extern "sysv64" fn head<L: Log>(
+        adder: usize,
+        p: usize,
+        len: usize,
+        value: usize,
+    ) -> usize {
         // SAFETY: `adder` is the `&mut ChunkAdder` passed below, borrowed
         // for the call; the rest is forwarded from the caller.
         let added = unsafe {
-            Avx2::add_head(
+            Avx2::add_head::<L>(
                 &mut *(adder as *mut ChunkAdder),
                 p as *const u8,
                 len,
@@ -170,7 +176,7 @@ pub(super) unsafe fn add_head(
     }
     let adder = adder as *mut ChunkAdder as usize;
     // SAFETY: as in `add_short_past`; `head`'s contract is the caller's.
-    unsafe { call!(head, adder, p as usize, len, value as usize) != 0 }
+    unsafe { call!(head::<L>, adder, p as usize, len, value as usize) != 0 }
 }
 
 /// [`Avx2::long_line`] for the lanes' loop.
@@ -178,7 +184,7 @@ pub(super) unsafe fn add_head(
 /// # Safety
 /// As for [`Avx2::long_line`].
 #[inline(always)]
-pub(super) unsafe fn long_line(
+pub(super) unsafe fn long_line<L: Log>(
     adder: &mut ChunkAdder,
     p: *const u8,
     win_len: usize,
@@ -186,15 +192,21 @@ pub(super) unsafe fn long_line(
     /// The callee, its arguments as the loop's `asm!` passes them; `0` for
     /// `None` (a line is never empty).
     #[target_feature(enable = "avx2,bmi1,bmi2")]
-    unsafe extern "sysv64" fn line(adder: usize, p: usize, win_len: usize, _: usize) -> usize {
+    unsafe extern "sysv64" fn line<L: Log>(
+        adder: usize,
+        p: usize,
+        win_len: usize,
+        _: usize,
+    ) -> usize {
         // SAFETY: `adder` is the `&mut ChunkAdder` passed below, borrowed
         // for the call; the rest is forwarded from the caller.
-        unsafe { Avx2::long_line(&mut *(adder as *mut ChunkAdder), p as *const u8, win_len) }
-            .unwrap_or(0)
+        let adder = unsafe { &mut *(adder as *mut ChunkAdder) };
+        // SAFETY: forwarded from the caller.
+        unsafe { Avx2::long_line::<L>(adder, p as *const u8, win_len) }.unwrap_or(0)
     }
     let adder = adder as *mut ChunkAdder as usize;
     // SAFETY: as in `add_short_past`; `line`'s contract is the caller's.
-    let n = unsafe { call!(line, adder, p as usize, win_len, 0usize) };
+    let n = unsafe { call!(line::<L>, adder, p as usize, win_len, 0usize) };
     (n != 0).then_some(n)
 }
 

@@ -303,7 +303,7 @@ unsafe fn row<const KEEP: bool, L: Log>(
                     log.row(id, value.into());
                     true
                 }
-                None => keep::add_head(adder, p[k], len[k], value),
+                None => keep::add_head::<L>(adder, p[k], len[k], value),
             }
         };
         if !added {
@@ -312,9 +312,9 @@ unsafe fn row<const KEEP: bool, L: Log>(
         next
     } else {
         let line = if KEEP {
-            keep::long_line
+            keep::long_line::<L>
         } else {
-            <Avx2 as Kernel>::long_line
+            <Avx2 as Kernel>::long_line::<L>
         };
         // SAFETY: forwarded from the caller.
         match unsafe { line(adder, p[k], len[k]) } {

@@ -9,6 +9,7 @@
 
 use super::{avx2, Long, KEY_SPAN};
 use crate::bits::prefetch;
+use crate::table::Numbering;
 
 /// A row added a row late ([`Deferred`]): its line's first [`KEY_SPAN`]
 /// bytes, as [`avx2::Cut::load`] reads them, borrowed from the chunk of
@@ -43,7 +44,8 @@ impl<'c> Deferred<'c> {
     /// [`Deferred::settle`] and returns `false` without taking this row:
     /// the caller stops there. (Returning a verdict, rather than none,
     /// also keeps the scanner's loop in its registers, which takes
-    /// instructions off every short row.)
+    /// instructions off every short row.) `N` says whether `long` numbers
+    /// its names, and so keeps its rows ([`Long::add_kept`]).
     ///
     /// Why a row late: a long row's bucket is 128 bytes at a hashed place,
     /// and its address waits for the name to be found, cut and hashed;
@@ -55,7 +57,7 @@ impl<'c> Deferred<'c> {
     /// [`KEY_SPAN`] bytes of it from `p`; its first `;` at `p + len` with
     /// `len <= MAX_NAME_LEN`; and the CPU must have AVX2.
     #[inline(always)]
-    pub(in crate::table) unsafe fn add_by_blocks(
+    pub(in crate::table) unsafe fn add_by_blocks<N: Numbering>(
         &mut self,
         long: &mut Long,
         p: *const u8,
@@ -63,7 +65,7 @@ impl<'c> Deferred<'c> {
         value: i16,
     ) -> bool {
         // SAFETY: forwarded from the caller.
-        unsafe { self.defer::<avx2::Blocks>(long, p, len, value) }
+        unsafe { self.defer::<avx2::Blocks, N>(long, p, len, value) }
     }
 
     /// [`Deferred::add_by_blocks`] for a name of `len < 32` bytes, whose
@@ -74,7 +76,7 @@ impl<'c> Deferred<'c> {
     /// # Safety
     /// As for [`Deferred::add_by_blocks`], with `len < 32`.
     #[inline(always)]
-    pub(in crate::table) unsafe fn add_by_head(
+    pub(in crate::table) unsafe fn add_by_head<N: Numbering>(
         &mut self,
         long: &mut Long,
         p: *const u8,
@@ -82,7 +84,7 @@ impl<'c> Deferred<'c> {
         value: i16,
     ) -> bool {
         // SAFETY: forwarded from the caller.
-        unsafe { self.defer::<avx2::Head>(long, p, len, value) }
+        unsafe { self.defer::<avx2::Head, N>(long, p, len, value) }
     }
 
     /// The body of [`Deferred::add_by_blocks`] and [`Deferred::add_by_head`],
@@ -91,7 +93,7 @@ impl<'c> Deferred<'c> {
     /// # Safety
     /// As for [`Deferred::add_by_blocks`], and `C::load`'s.
     #[inline(always)]
-    unsafe fn defer<C: avx2::Cut>(
+    unsafe fn defer<C: avx2::Cut, N: Numbering>(
         &mut self,
         long: &mut Long,
         p: *const u8,
@@ -103,7 +105,7 @@ impl<'c> Deferred<'c> {
         long.prefetch(hash);
         if let Some(before) = self.queue::<C>().take() {
             // SAFETY: the CPU has AVX2 (forwarded from the caller).
-            unsafe { self.add_row::<C>(long, before) };
+            unsafe { self.add_row::<C>(long, before, N::NUMBERED) };
         }
         if self.refused.is_some() {
             return false;
@@ -151,21 +153,22 @@ impl<'c> Deferred<'c> {
     unsafe fn settle_avx2(&mut self, long: &mut Long) {
         if let Some(row) = self.blocks.take() {
             // SAFETY: forwarded from the caller.
-            unsafe { self.add_row::<avx2::Blocks>(long, row) };
+            unsafe { self.add_row::<avx2::Blocks>(long, row, long.named.is_some()) };
         }
         if let Some(row) = self.head.take() {
             // SAFETY: forwarded from the caller.
-            unsafe { self.add_row::<avx2::Head>(long, row) };
+            unsafe { self.add_row::<avx2::Head>(long, row, long.named.is_some()) };
         }
     }
 
     /// Adds a deferred row to `long`, remembering its line if the name is
-    /// refused.
+    /// refused; `numbered` says whether `long` numbers its names, a
+    /// constant where the scan's rows are added.
     ///
     /// # Safety
     /// The CPU must have AVX2.
     #[inline(always)]
-    unsafe fn add_row<C: avx2::Cut>(&mut self, long: &mut Long, row: Row<'c>) {
+    unsafe fn add_row<C: avx2::Cut>(&mut self, long: &mut Long, row: Row<'c>, numbered: bool) {
         let Row {
             line,
             len,
@@ -181,10 +184,12 @@ impl<'c> Deferred<'c> {
             // SAFETY: a `C` exists only on a CPU with AVX2 (`Cut::load`).
             unsafe { t.add_past_home_avx2(key, line, len, home, value) }
         };
-        let added = match long.named {
-            None => long.add_probe(&key, hash, value, |_| true, past_home),
+        debug_assert_eq!(numbered, long.named.is_some());
+        let added = if numbered {
             // SAFETY: as above.
-            Some(_) => unsafe { long.add_numbered_avx2(&key, hash, line, len, value) },
+            unsafe { long.add_numbered_avx2(&key, hash, line, len, value) }
+        } else {
+            long.add_probe(&key, hash, value, |_| true, past_home)
         };
         if !added {
             // The first in the input is the one reported: the two queues'
@@ -317,9 +322,9 @@ mod tests {
         // forwarded from the caller.
         unsafe {
             if len < 32 {
-                deferred.add_by_head(t, line.as_ptr(), len, value)
+                deferred.add_by_head::<()>(t, line.as_ptr(), len, value)
             } else {
-                deferred.add_by_blocks(t, line.as_ptr(), len, value)
+                deferred.add_by_blocks::<()>(t, line.as_ptr(), len, value)
             }
         }
     }
