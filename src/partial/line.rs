@@ -28,7 +28,11 @@ pub const MAX_COUNTS_LINE_LEN: usize = 256 << 20;
 pub enum LineError {
     /// The input's first line, or the line after a partial's rows, is not
     /// a `brc-partial` first line.
-    #[error("expected a first line `{FORMAT} {VERSION} stations=<N>`, found {}", Found(.found))]
+    #[error(
+        "expected a first line `{FORMAT} {VERSION} stations=<N>` or `{FORMAT} {VERSION_2} \
+         keys=<N> scale=<S>` (`{VERSION_3}` likewise), found {}",
+        Found(.found)
+    )]
     FirstLine {
         /// The line (`None`: the input ended).
         found: Option<Vec<u8>>,

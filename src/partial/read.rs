@@ -924,7 +924,8 @@ mod tests {
         let e = Partial::parse(b"").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "line 1: expected a first line `brc-partial v1 stations=<N>`, found the end of the input"
+            "line 1: expected a first line `brc-partial v1 stations=<N>` or `brc-partial v2 \
+             keys=<N> scale=<S>` (`v3` likewise), found the end of the input"
         );
         let e = Partial::parse(partial("\n").as_bytes()).unwrap_err();
         assert_eq!(e.to_string(), "line 3: expected 5 fields, found 0");

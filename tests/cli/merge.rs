@@ -146,7 +146,8 @@ fn assert_refused(bad: &[u8], message: &str) {
 
 #[test]
 fn malformed_partials_are_refused_with_their_line() {
-    let first_line = "expected a first line `brc-partial v1 stations=<N>`, found";
+    let first_line = "expected a first line `brc-partial v1 stations=<N>` or \
+                      `brc-partial v2 keys=<N> scale=<S>` (`v3` likewise), found";
     let long_name = "x".repeat(101);
     let long_line = format!("{},1,5,5,5\n", "x".repeat(4100));
     let cases: Vec<(String, String)> = vec![
