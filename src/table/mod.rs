@@ -154,8 +154,10 @@ impl Table {
     /// kept in the name's slot or bucket ([`Adder::add_short_numbered`],
     /// [`Adder::add_long`]), so that a caller can keep more of each name
     /// than the table holds. A short table set aside as a run
-    /// ([`Table::adder`]) hands its numbers on: a short name that comes
-    /// again gets a new one.
+    /// ([`Table::adder`]) keeps its names and their numbers, its stats
+    /// reset, so a name keeps its number for the whole input (unless the
+    /// table has flooded: then a short name that comes again after a run
+    /// gets a new one).
     pub(crate) fn numbered() -> Table {
         let mut table = Table::default();
         table.long.named = Some(Vec::new());
@@ -206,8 +208,12 @@ impl Table {
         assert!(bytes <= RUN_BYTES);
         self.scanned += bytes;
         if self.scanned > RUN_BYTES {
-            let fresh = self.short.emptied();
-            let run = std::mem::replace(&mut self.short, fresh).into_sorted();
+            let run = if self.long.named.is_some() && !self.short.is_flooded() {
+                self.short.run_keeping_names()
+            } else {
+                let fresh = self.short.emptied();
+                std::mem::replace(&mut self.short, fresh).into_sorted()
+            };
             let mut runs = std::mem::take(&mut self.runs);
             runs.push(run);
             self.runs = vec![merge_runs(runs)];
@@ -426,6 +432,31 @@ mod tests {
             }
         }
         // Both set aside, folded into one run.
+        assert_eq!(t.runs.len(), 1);
+        assert_eq!(sorted_map(t), want);
+    }
+
+    #[test]
+    fn a_numbered_table_set_aside_keeps_its_names_and_their_numbers() {
+        // As above in a numbered table: a short name that comes again
+        // after its table was set aside keeps its number, so the names
+        // stay numbered once each; the stats still add up.
+        let mut t = Table::numbered();
+        let mut want: HashMap<Vec<u8>, Stats> = HashMap::new();
+        for round in 0..3i16 {
+            let mut adder = t.adder(RUN_BYTES as usize);
+            for value in [round, -round * 7] {
+                for name in [&b"x"[..], b"yy", b"a name past sixteen bytes"] {
+                    assert!(adder.add(name, value));
+                    expect(&mut want, name, value);
+                }
+            }
+            assert_eq!(t.len(), 3);
+        }
+        let x = Name::Short(short::key(b"x"));
+        let yy = Name::Short(short::key(b"yy"));
+        let long = Name::Long(b"a name past sixteen bytes".to_vec().into());
+        assert_eq!(t.named(), [x, yy, long]);
         assert_eq!(t.runs.len(), 1);
         assert_eq!(sorted_map(t), want);
     }

@@ -278,6 +278,22 @@ impl Short {
         fresh
     }
 
+    /// The table's names and stats as a sorted run, the names staying
+    /// here with their numbers and their stats reset: for a table that
+    /// numbers its names, where an emptied table ([`Short::emptied`])
+    /// would number a name that comes again anew. Not for a flooded
+    /// table, whose keyed names [`Short::into_sorted`] takes.
+    pub(super) fn run_keeping_names(&mut self) -> Vec<Entry> {
+        debug_assert!(!self.is_flooded());
+        let run = self.clone().into_sorted();
+        for s in self.slots.iter_mut().filter(|s| s.a | s.b != 0) {
+            s.total = 0;
+            s.min = i16::MAX;
+            s.max = i16::MIN;
+        }
+        run
+    }
+
     /// Grows the table to at least `n` slots (a power of two).
     pub(super) fn reserve(&mut self, n: usize) {
         while self.slots.len() < n {
