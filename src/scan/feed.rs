@@ -182,7 +182,7 @@ unsafe fn parse_ahead<K: Kernel, L: Log>(
 #[inline(always)]
 fn add_rows<L: Log>(adder: &mut ChunkAdder, log: &mut L, p: &mut usize, rows: &[Pending]) -> bool {
     for row in rows {
-        match adder.add_short_hashed(row.hash, row.a, row.b, row.value) {
+        match adder.add_short_hashed::<L>(row.hash, row.a, row.b, row.value) {
             Some(id) => log.row(id, row.value),
             None => {
                 *p = row.at;

@@ -59,7 +59,7 @@ pub(super) unsafe fn line<K: Kernel, L: Log>(
     if win.len <= SHORT {
         // SAFETY: forwarded from the caller; `win` is the window at `p`.
         let (value, next) = unsafe { short_value::<K>(p, win) }?;
-        log.row(adder.add_short_numbered(win.a, win.b, value)?, value);
+        log.row(adder.add_short_numbered::<L>(win.a, win.b, value)?, value);
         Some(next)
     } else {
         // SAFETY: forwarded from the caller; `win` is the window at `p`.

@@ -79,7 +79,10 @@ impl Shape {
 
     /// Adds the row to the key's slot if that is the home slot at byte
     /// offset `at` or the one after it, giving the name's number
-    /// ([`short::Slot::id`]); `None` if neither holds the key.
+    /// ([`short::Slot::id`]); `None` if neither holds the key. Where `N`
+    /// says the table numbers its names, the slot is found but not
+    /// counted: the caller keeps the row by number, and a numbered
+    /// table's stats are not read.
     ///
     /// The slot after home, where most displaced names of random sets
     /// sit, is looked at here, free of the probe budget: a call out of line
@@ -91,20 +94,30 @@ impl Shape {
     /// `self` is the shape of the short table's slot array as it is, which
     /// nothing else borrows, and `at` a [`Shape::home`].
     #[inline(always)]
-    unsafe fn add_if_near(&self, at: usize, a: u64, b: u64, total: i64) -> Option<u32> {
+    unsafe fn add_if_near<N: Numbering>(
+        &self,
+        at: usize,
+        a: u64,
+        b: u64,
+        total: i64,
+    ) -> Option<u32> {
         // SAFETY: `slots` holds `mask + 1` bytes of slots (forwarded from
         // the caller); `& mask` keeps `at` a multiple of the slot size below
         // the array's size in bytes.
         let s = unsafe { &mut *self.slots.byte_add(at) };
         if s.a == a && s.b == b {
-            s.add(total);
+            if !N::NUMBERED {
+                s.add(total);
+            }
             return Some(s.id);
         }
         let next = (at + std::mem::size_of::<short::Slot>()) & self.mask;
         // SAFETY: as above, for `next`.
         let s = unsafe { &mut *self.slots.byte_add(next) };
         if s.a == a && s.b == b {
-            s.add(total);
+            if !N::NUMBERED {
+                s.add(total);
+            }
             return Some(s.id);
         }
         None
@@ -145,14 +158,21 @@ impl Adder<'_> {
     /// UTF-8.
     #[inline(always)]
     pub fn add_short(&mut self, a: u64, b: u64, value: i64) -> bool {
-        self.add_short_numbered(a, b, value).is_some()
+        self.add_short_numbered::<()>(a, b, value).is_some()
     }
 
     /// [`Adder::add_short`], giving the name's number in a table that
-    /// numbers its names ([`Table::numbered`]).
+    /// numbers its names ([`Table::numbered`]). Where `N` says the table
+    /// does, a row found in its home slot or the next is not counted there:
+    /// the caller keeps it by number.
     #[inline(always)]
-    pub(crate) fn add_short_numbered(&mut self, a: u64, b: u64, value: i64) -> Option<u32> {
-        self.add_short_hashed(self.hash(a, b), a, b, value)
+    pub(crate) fn add_short_numbered<N: Numbering>(
+        &mut self,
+        a: u64,
+        b: u64,
+        value: i64,
+    ) -> Option<u32> {
+        self.add_short_hashed::<N>(self.hash(a, b), a, b, value)
     }
 
     /// The hash of the short key `a`, `b` (see [`Adder::add_short`]), for
@@ -183,16 +203,23 @@ impl Adder<'_> {
     /// [`Adder::add_short`] for a key whose [`Adder::hash`] is `hash`,
     /// taken earlier: the table may have grown since, so only the hash,
     /// not a slot, can be kept, and it may have reseeded, so a key missing
-    /// from the slots the hash gives is looked for anew.
+    /// from the slots the hash gives is looked for anew. `N` as for
+    /// [`Adder::add_short_numbered`].
     #[inline(always)]
-    pub fn add_short_hashed(&mut self, hash: u64, a: u64, b: u64, value: i64) -> Option<u32> {
+    pub fn add_short_hashed<N: Numbering>(
+        &mut self,
+        hash: u64,
+        a: u64,
+        b: u64,
+        value: i64,
+    ) -> Option<u32> {
         let at = self.shape.home(hash);
         let total = short::total(value);
         // `load` takes the shape when the adder is made and again after
         // every insert and flood (the only things that move the array or
         // change its size). The adder holds the table's only borrow.
         // SAFETY: as above: the shape is the array's, nothing else's.
-        let found = unsafe { self.shape.add_if_near(at, a, b, total) };
+        let found = unsafe { self.shape.add_if_near::<N>(at, a, b, total) };
         found.or_else(|| self.add_past_home(hash, a, b, total))
     }
 
@@ -226,13 +253,13 @@ impl Adder<'_> {
     /// [`Adder::add_short_past`], then takes the shape anew. Long names'
     /// rows leave the short table where it is. The row comes as its
     /// [`short::total`], which such a feed can make for several rows at
-    /// once.
+    /// once. `N` as for [`Adder::add_short_numbered`].
     ///
     /// # Safety
     /// `*shape == self.shape()`: taken since the adder last added a short
     /// name's row any other way.
     #[inline(always)]
-    pub(crate) unsafe fn add_short_if_near(
+    pub(crate) unsafe fn add_short_if_near<N: Numbering>(
         &self,
         shape: &Shape,
         a: u64,
@@ -243,7 +270,7 @@ impl Adder<'_> {
         let at = shape.home(shape.hash(a, b));
         // SAFETY: `shape` is the adder's (forwarded from the caller); see
         // `add_short_hashed`.
-        unsafe { shape.add_if_near(at, a, b, total) }
+        unsafe { shape.add_if_near::<N>(at, a, b, total) }
     }
 
     /// Adds a row that [`Adder::add_short_if_near`] did not, given as its
@@ -267,7 +294,10 @@ impl Adder<'_> {
         // find: the slots the hash gives now are looked at first.
         if now != hash {
             // SAFETY: as in `add_short_hashed`.
-            let found = unsafe { self.shape.add_if_near(self.shape.home(now), a, b, total) };
+            let found = unsafe {
+                self.shape
+                    .add_if_near::<()>(self.shape.home(now), a, b, total)
+            };
             if found.is_some() {
                 return found;
             }

@@ -157,7 +157,10 @@ impl Table {
     /// ([`Table::adder`]) keeps its names and their numbers, its stats
     /// reset, so a name keeps its number for the whole input (unless the
     /// table has flooded: then a short name that comes again after a run
-    /// gets a new one).
+    /// gets a new one). Its stats are not its caller's answer: the
+    /// scanner's adds of a known short name in its home slot or the next
+    /// give the number without counting the row
+    /// ([`Adder::add_short_numbered`]), which the caller keeps.
     pub(crate) fn numbered() -> Table {
         let mut table = Table::default();
         table.long.named = Some(Vec::new());
@@ -726,7 +729,7 @@ mod tests {
         }
         assert!(adder.is_flooded());
         for ((&(a, b), &hash), name) in keys.iter().zip(&hashes).zip(&held) {
-            assert!(adder.add_short_hashed(hash, a, b, 2).is_some());
+            assert!(adder.add_short_hashed::<()>(hash, a, b, 2).is_some());
             expect(&mut want, name.as_bytes(), 2);
         }
         assert!(t.short.is_reseeded());

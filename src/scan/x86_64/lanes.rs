@@ -260,7 +260,7 @@ unsafe fn row<const KEEP: bool, L: Log>(
         let (w0, w1) = unsafe { load_words(p[k]) };
         let (a, b) = (w0 & KEY_MASKS[0][len[k]], w1 & KEY_MASKS[1][len[k]]);
         // SAFETY: `shape` is the adder's (forwarded from the caller).
-        let id = match unsafe { adder.add_short_if_near(shape, a, b, total) } {
+        let id = match unsafe { adder.add_short_if_near::<L>(shape, a, b, total) } {
             Some(id) => id,
             None => {
                 let added = if KEEP {
