@@ -531,14 +531,14 @@ impl<'c> ChunkAdder<'_, 'c> {
     /// the CPU has AVX2.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    pub(crate) unsafe fn add_long_head_if_home(
+    pub(crate) unsafe fn add_long_head_if_home<N: Numbering>(
         &mut self,
         p: *const u8,
         len: usize,
         value: i16,
     ) -> Option<u32> {
         // SAFETY: forwarded from the caller.
-        unsafe { self.adder.table.long.add_head_if_home(p, len, value) }
+        unsafe { self.adder.table.long.add_head_if_home::<N>(p, len, value) }
     }
 
     /// Ends the scan: adds the long rows kept back, if any (one per queue:

@@ -157,10 +157,10 @@ impl Table {
     /// ([`Table::adder`]) keeps its names and their numbers, its stats
     /// reset, so a name keeps its number for the whole input (unless the
     /// table has flooded: then a short name that comes again after a run
-    /// gets a new one). Its stats are not its caller's answer: the
-    /// scanner's adds of a known short name in its home slot or the next
-    /// give the number without counting the row
-    /// ([`Adder::add_short_numbered`]), which the caller keeps.
+    /// gets a new one). Its stats are not its caller's answer: a row it
+    /// numbers for the caller to keep is not counted where it is found at
+    /// once (a short name's from the scanner in its home slot or the next,
+    /// [`Adder::add_short_numbered`]; a long name's in its home bucket).
     pub(crate) fn numbered() -> Table {
         let mut table = Table::default();
         table.long.named = Some(Vec::new());
@@ -443,25 +443,32 @@ mod tests {
     fn a_numbered_table_set_aside_keeps_its_names_and_their_numbers() {
         // As above in a numbered table: a short name that comes again
         // after its table was set aside keeps its number, so the names
-        // stay numbered once each; the stats still add up.
+        // stay numbered once each; the short names' stats still add up,
+        // and the long name's rows are kept by number.
         let mut t = Table::numbered();
         let mut want: HashMap<Vec<u8>, Stats> = HashMap::new();
+        let long = b"a name past sixteen bytes";
+        let mut long_rows = Vec::new();
         for round in 0..3i16 {
             let mut adder = t.adder(RUN_BYTES as usize);
             for value in [round, -round * 7] {
-                for name in [&b"x"[..], b"yy", b"a name past sixteen bytes"] {
+                for name in [&b"x"[..], b"yy"] {
                     assert!(adder.add(name, value));
                     expect(&mut want, name, value);
                 }
+                assert!(adder.add(long, value));
+                long_rows.push((2, value));
             }
             assert_eq!(t.len(), 3);
         }
         let x = Name::Short(short::key(b"x"));
         let yy = Name::Short(short::key(b"yy"));
-        let long = Name::Long(b"a name past sixteen bytes".to_vec().into());
-        assert_eq!(t.named(), [x, yy, long]);
+        assert_eq!(t.named(), [x, yy, Name::Long(long.to_vec().into())]);
+        assert_eq!(t.take_long_rows().collect::<Vec<_>>(), long_rows);
         assert_eq!(t.runs.len(), 1);
-        assert_eq!(sorted_map(t), want);
+        let mut got = sorted_map(t);
+        got.remove(&long[..]);
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -298,7 +298,7 @@ unsafe fn row<const KEEP: bool, L: Log>(
         // SAFETY: PAD bytes of the chunk at `p[k]`, its first `;` at
         // `len[k] < 32`, the CPU has AVX2 (forwarded from the caller).
         let added = unsafe {
-            match adder.add_long_head_if_home(p[k], len[k], value) {
+            match adder.add_long_head_if_home::<L>(p[k], len[k], value) {
                 Some(id) => {
                     log.row(id, value.into());
                     true

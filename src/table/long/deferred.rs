@@ -189,7 +189,7 @@ impl<'c> Deferred<'c> {
             // SAFETY: as above.
             unsafe { long.add_numbered_avx2(&key, hash, line, len, value) }
         } else {
-            long.add_probe(&key, hash, value, |_| true, past_home)
+            long.add_probe(&key, hash, value, true, |_| true, past_home)
         };
         if !added {
             // The first in the input is the one reported: the two queues'
@@ -211,13 +211,14 @@ impl Long {
     /// flooded), for the caller to add it as usual. For a loop whose long
     /// names are few, their buckets at hand in L1: there the row-late add
     /// and its call cost a 16–31-byte row more than its lookup
-    /// (docs/PERFORMANCE.md, *Registers across calls*).
+    /// (docs/PERFORMANCE.md, *Registers across calls*). Not counted in
+    /// the bucket where `N` says the table numbers its names.
     ///
     /// # Safety
     /// `p` valid for reads of 32 bytes, its first `;` at `p + len` with
     /// `len < 32`, and the CPU has AVX2.
     #[inline(always)]
-    pub(crate) unsafe fn add_head_if_home(
+    pub(crate) unsafe fn add_head_if_home<N: Numbering>(
         &mut self,
         p: *const u8,
         len: usize,
@@ -226,7 +227,8 @@ impl Long {
         // SAFETY: forwarded from the caller.
         let key = unsafe { <avx2::Head as avx2::Cut>::load(p, len) };
         let hash = avx2::Cut::hash(&key);
-        self.add_probe(&key, hash, value, |s| Some(s.id), |_, _, _, _| None)
+        let count = !N::NUMBERED;
+        self.add_probe(&key, hash, value, count, |s| Some(s.id), |_, _, _, _| None)
     }
 
     /// [`Deferred::add_row`]'s add in a table that numbers its names

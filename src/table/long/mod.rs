@@ -378,8 +378,9 @@ impl Long {
         value: i16,
         past_home: impl FnOnce(&mut Long, &P, usize, i16) -> Option<u32>,
     ) -> Option<u32> {
-        let id = self.add_probe(probe, hash, value, |s| Some(s.id), past_home)?;
-        if self.named.is_some() {
+        let numbered = self.named.is_some();
+        let id = self.add_probe(probe, hash, value, !numbered, |s| Some(s.id), past_home)?;
+        if numbered {
             self.rows.push((id, value));
         }
         Some(id)
@@ -390,13 +391,16 @@ impl Long {
     /// giving what `hit` makes of it, or by `past_home`, given the home
     /// bucket, for a key further on or new ([`Long::add_past_home`]). A
     /// plain run's adds ask for a verdict alone, so that their code carries
-    /// no number ([`Long::add_kept`] gives one).
+    /// no number ([`Long::add_kept`] gives one). A row found at home is
+    /// counted there if `count`: a numbered table's rows are kept by
+    /// number, its stats not read.
     #[inline(always)]
     fn add_probe<P: Probe, T>(
         &mut self,
         probe: &P,
         hash: u64,
         value: i16,
+        count: bool,
         hit: impl FnOnce(&Bucket) -> T,
         past_home: impl FnOnce(&mut Long, &P, usize, i16) -> T,
     ) -> T {
@@ -405,7 +409,9 @@ impl Long {
         // it in `with_capacity`, `resize` and `flood`).
         let s = unsafe { self.buckets.get_unchecked_mut(home) };
         if probe.matches(s) {
-            s.add(value);
+            if count {
+                s.add(value);
+            }
             return hit(s);
         }
         past_home(self, probe, home, value)
