@@ -42,7 +42,7 @@ impl Refusal {
 
 /// Parses `cell`, quotes removed and the spaces and tabs around it
 /// trimmed, as a decimal.
-#[inline]
+#[inline(always)]
 pub(super) fn parse(cell: &[u8]) -> Result<Decimal, Refusal> {
     quick(cell).map_or_else(|| general(cell), Ok)
 }
@@ -51,8 +51,8 @@ pub(super) fn parse(cell: &[u8]) -> Result<Decimal, Refusal> {
 /// bytes after the sign by word operations ([`eight`]), more in one pass
 /// with one test a byte ([`digits`]); `None` for anything else, which
 /// [`general`] then reads or refuses.
-#[inline]
-fn quick(cell: &[u8]) -> Option<Decimal> {
+#[inline(always)]
+pub(super) fn quick(cell: &[u8]) -> Option<Decimal> {
     let (negative, rest) = match cell.first() {
         Some(b'-') => (true, &cell[1..]),
         _ => (false, cell),

@@ -13,12 +13,13 @@ pub enum Masks {
     #[cfg(target_arch = "x86_64")]
     Sse2,
     /// 32 bytes at a time with AVX2, and the bytes inside quotes by one
-    /// carry-less multiply (PCLMULQDQ); only where the CPU has both and
-    /// POPCNT ([`has_avx2`]).
+    /// carry-less multiply (PCLMULQDQ); only where the CPU has both, POPCNT
+    /// and the bit instructions of [`has_bits`] ([`has_avx2`]).
     #[cfg(target_arch = "x86_64")]
     Avx2,
     /// 64 bytes at a time with AVX-512 (BW), whose compares give the mask
-    /// itself; only where the CPU has it and POPCNT ([`has_avx512`]).
+    /// itself; only where the CPU has it and what [`Masks::Avx2`] needs
+    /// ([`has_avx512`]).
     #[cfg(target_arch = "x86_64")]
     Avx512,
 }
@@ -125,14 +126,37 @@ impl Masks {
     /// The bits of a block inside quotes, given its `quotes` (see
     /// [`prefix_xor`]): one carry-less multiply by all ones where the
     /// tier has it.
-    #[inline]
+    #[inline(always)]
     pub(super) fn inside(self, quotes: u64) -> u64 {
         match self {
-            // SAFETY: `Avx2` is only chosen where the CPU has PCLMULQDQ
-            // (`has_avx2`).
+            // SAFETY: `Avx2` and `Avx512` are only chosen where the CPU has
+            // PCLMULQDQ (`has_avx2`, which `has_avx512` calls).
             #[cfg(target_arch = "x86_64")]
-            Masks::Avx2 => unsafe { clmul_prefix_xor(quotes) },
+            Masks::Avx2 | Masks::Avx512 => unsafe { clmul_prefix_xor(quotes) },
             _ => prefix_xor(quotes),
+        }
+    }
+
+    /// `x` without its `k` lowest set bits: those from its `k`th on,
+    /// counted from 0 (none if it has fewer). One PDEP in the AVX-512
+    /// tier, whose CPUs all run it fast; elsewhere the `k` bits below
+    /// cleared one by one, as AMD CPUs before Zen 3, which have AVX2, run
+    /// PDEP in microcode.
+    #[inline(always)]
+    pub(super) fn skip(self, x: u64, k: u32) -> u64 {
+        match self {
+            // SAFETY: `Avx512` is only chosen where the CPU has BMI2
+            // (`has_avx512`, through `has_bits`); PDEP reads two
+            // registers and writes one.
+            #[cfg(target_arch = "x86_64")]
+            Masks::Avx512 => x & unsafe { std::arch::x86_64::_pdep_u64(1 << k, x) }.wrapping_neg(),
+            _ => {
+                let mut x = x;
+                for _ in 0..k {
+                    x &= x.wrapping_sub(1);
+                }
+                x
+            }
         }
     }
 }
@@ -160,20 +184,31 @@ fn sse2(block: &[u8; 64], delimiter: u8) -> (u64, u64, u64) {
     (delimiters | lines, lines, quotes)
 }
 
-/// Whether the CPU has AVX2, PCLMULQDQ and POPCNT, which
-/// [`Masks::Avx2`] uses.
+/// Whether the CPU has AVX2, PCLMULQDQ, POPCNT, LZCNT and BMI1 and 2,
+/// which [`Masks::Avx2`] and the row loop compiled for it use.
 #[cfg(target_arch = "x86_64")]
 fn has_avx2() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("pclmulqdq")
-        && std::arch::is_x86_feature_detected!("popcnt")
+    std::arch::is_x86_feature_detected!("avx2") && has_bits()
 }
 
-/// Whether the CPU has AVX-512 BW and POPCNT, which [`Masks::Avx512`]
-/// uses.
+/// Whether the CPU has AVX-512 F and BW, AVX2 and what [`has_avx2`] asks
+/// besides, which [`Masks::Avx512`] and the row loop compiled for it use.
 #[cfg(target_arch = "x86_64")]
 fn has_avx512() -> bool {
-    std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("popcnt")
+    std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && has_avx2()
+}
+
+/// Whether the CPU has PCLMULQDQ, POPCNT, LZCNT, BMI1 and BMI2, as every
+/// CPU with AVX2 that brc has met.
+#[cfg(target_arch = "x86_64")]
+fn has_bits() -> bool {
+    std::arch::is_x86_feature_detected!("pclmulqdq")
+        && std::arch::is_x86_feature_detected!("popcnt")
+        && std::arch::is_x86_feature_detected!("lzcnt")
+        && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2")
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -249,6 +284,16 @@ mod tests {
                 proptest::prop_assert_eq!(masks.count(quotes), quotes.count_ones(), "{:?}", masks);
             }
             proptest::prop_assert_eq!(prefix_xor(quotes) >> 63, u64::from(quotes.count_ones() % 2));
+        }
+
+        /// Every tier keeps the bits from the `k`th set bit on.
+        #[test]
+        fn every_tier_keeps_the_bits_from_the_kth_on(x: u64, k in 0u32..64) {
+            let kth = (0..64).filter(|i| x >> i & 1 == 1).nth(k as usize);
+            let want = kth.map_or(0, |i| x >> i << i);
+            for masks in Masks::all() {
+                proptest::prop_assert_eq!(masks.skip(x, k), want, "{:?}", masks);
+            }
         }
     }
 }

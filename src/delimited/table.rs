@@ -1,14 +1,14 @@
 //! Each key's stats, at one scale for all of a table's values, and the
 //! rows of a stretch of bytes fed into them.
 
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 
 use compact_str::CompactString;
-use hashbrown::{Equivalent, HashMap};
+use hashbrown::HashTable;
 
 use super::decimal::{self, Decimal};
 use super::masks::Masks;
-use super::scan::{unescape, window_row, Cell, Rows, Shape};
+use super::scan::{unescape, Cell, Rows, Shape, Window};
 use super::{CellError, CellFault, Layout, Slot, KEY_JOIN};
 use crate::detail::Kept;
 use crate::stats::{Stats, MAX_KEY_LEN, MAX_UNITS};
@@ -47,6 +47,20 @@ impl<'a> Probe<'a> {
             head: [head as u64, (head >> 64) as u64],
             bytes,
         }
+    }
+
+    /// The probe for a key the table holds.
+    fn of(key: &'a Key) -> Probe<'a> {
+        Probe {
+            head: key.head,
+            bytes: &key.bytes,
+        }
+    }
+
+    /// Whether `key` holds the probe's bytes.
+    #[inline(always)]
+    fn equivalent(&self, key: &Key) -> bool {
+        same((self.head, self.bytes), (key.head, &key.bytes))
     }
 }
 
@@ -115,25 +129,13 @@ impl Hash for Probe<'_> {
     }
 }
 
-impl PartialEq for Key {
-    fn eq(&self, other: &Key) -> bool {
-        same((self.head, &self.bytes), (other.head, &other.bytes))
-    }
-}
-
-impl Eq for Key {}
-
-impl Equivalent<Key> for Probe<'_> {
-    #[inline(always)]
-    fn equivalent(&self, key: &Key) -> bool {
-        same((self.head, self.bytes), (key.head, &key.bytes))
-    }
-}
-
 /// Keys and their stats, every value in units of 10^-`scale`.
 #[derive(Default)]
 pub(crate) struct Table {
-    map: HashMap<Key, Stats, foldhash::fast::RandomState>,
+    /// Each key with its stats. A table of its own, not a map, so that
+    /// each lookup's probing is its own code, inlined into the row loop.
+    map: HashTable<(Key, Stats)>,
+    hasher: foldhash::fast::RandomState,
     scale: u32,
     /// What each key keeps beyond its basic stats.
     kept: Kept,
@@ -160,6 +162,26 @@ impl Table {
         self.scale
     }
 
+    /// The stats of the key `probe`, if the table holds it.
+    ///
+    /// `COPY` tells apart the places that look keys up: each gets its own
+    /// copy of the table's probing, which the compiler then inlines into
+    /// its one caller, where one copy shared by the row loops would be
+    /// called from each.
+    #[inline(always)]
+    fn find<const COPY: u8>(&mut self, probe: &Probe) -> Option<&mut Stats> {
+        let hash = self.hasher.hash_one(probe);
+        (self.map.find_mut(hash, |(k, _)| probe.equivalent(k))).map(|(_, s)| s)
+    }
+
+    /// Adds `key`, which the table does not hold, with `stats`.
+    fn insert(&mut self, key: Key, stats: Stats) {
+        let hasher = &self.hasher;
+        let hash = hasher.hash_one(&key);
+        self.map
+            .insert_unique(hash, (key, stats), |(k, _)| hasher.hash_one(k));
+    }
+
     /// Brings every value to `scale`, at least the table's: `Err` with a
     /// key whose value then exceeds 18 digits.
     fn rescale(&mut self, scale: u32) -> Result<(), Vec<u8>> {
@@ -175,7 +197,7 @@ impl Table {
         if let Some((key, _)) = refused {
             return Err(key.bytes.to_vec());
         }
-        for s in self.map.values_mut().filter(|s| s.count > 0) {
+        for (_, s) in self.map.iter_mut().filter(|(_, s)| s.count > 0) {
             (s.min, s.max) = (s.min * factor, s.max * factor);
             s.sum *= i128::from(factor);
             if let Some(d) = &mut s.detail {
@@ -208,16 +230,11 @@ impl Table {
                 false => r,
             })?),
         };
-        match self.map.get_mut(&probe) {
+        match self.find::<0>(&probe) {
             Some(s) => match units {
                 Some(v) => {
-                    s.sum = s.sum.checked_add(v.into()).ok_or(Refused::Sum)?;
-                    s.min = s.min.min(v);
-                    s.max = s.max.max(v);
-                    s.count += 1;
-                    if let Some(d) = &mut s.detail {
-                        d.add(v);
-                    }
+                    s.sum.checked_add(v.into()).ok_or(Refused::Sum)?;
+                    s.add(v);
                 }
                 None => s.missing += 1,
             },
@@ -229,10 +246,27 @@ impl Table {
                     Some(v) => Stats::keeping(self.kept, v),
                     None => Stats::missing_keeping(self.kept),
                 };
-                self.map.insert(Key::new(key), stats);
+                self.insert(Key::new(key), stats);
             }
         }
         Ok(())
+    }
+
+    /// Adds the usual row: a value at the table's scale to a key it holds,
+    /// the sum staying in range. Anything else is left to [`Table::add`]:
+    /// `false`, and the table as it was.
+    #[inline(always)]
+    fn add_usual<const COPY: u8>(&mut self, probe: &Probe, d: Decimal) -> bool {
+        if d.scale != self.scale {
+            return false;
+        }
+        match self.find::<COPY>(probe) {
+            Some(s) if s.sum.checked_add(d.units.into()).is_some() => {
+                s.add(d.units);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// `d` in the table's units, the table first brought to `d`'s scale if
@@ -276,9 +310,11 @@ impl Table {
         self.first_skipped.truncate(SKIPPED_SHOWN);
         if self.map.len() < other.map.len() {
             std::mem::swap(&mut self.map, &mut other.map);
+            std::mem::swap(&mut self.hasher, &mut other.hasher);
         }
         for (key, stats) in other.map {
-            match self.map.get_mut(&key) {
+            let probe = Probe::of(&key);
+            match self.find::<1>(&probe) {
                 Some(s) => {
                     let sum = s.sum.checked_add(stats.sum);
                     sum.ok_or_else(|| CellError::Sum {
@@ -286,9 +322,7 @@ impl Table {
                     })?;
                     s.merge(&stats);
                 }
-                None => {
-                    self.map.insert(key, stats);
-                }
+                None => self.insert(key, stats),
             }
         }
         Ok(())
@@ -414,7 +448,14 @@ pub(crate) fn feed(
     // slots' path. Unlike `column_of`'s, for messages.
     let only = |slot: Slot| (layout.slots.iter().position(|&s| s == slot)).unwrap_or(usize::MAX);
     let (value_column, key_column) = (only(Slot::Value), only(Slot::Key(0)));
+    let usual = Usual::of(layout);
     while at < until {
+        if let (Some(usual), 0) = (usual, misses) {
+            at = usual_rows(bytes, at, until, usual, table, masks);
+            if at >= until {
+                break;
+            }
+        }
         let row = at;
         picked.extra = false;
         let pick = |picked: &mut Picked, n: usize, cell: Cell| match n {
@@ -431,15 +472,10 @@ pub(crate) fn feed(
         };
         let tried = misses == 0 && wanted != 0;
         let quick = match tried {
-            true => window_row(
-                bytes,
-                at,
-                layout.delimiter,
-                masks,
-                layout.columns,
-                wanted,
-                |n, cell| pick(&mut picked, n, cell),
-            ),
+            true => Window::at(bytes, at, layout.delimiter, masks, layout.columns).map(|w| {
+                w.cells(wanted, |n, cell| pick(&mut picked, n, cell));
+                w.next()
+            }),
             false => {
                 misses = misses.saturating_sub(1);
                 None
@@ -567,6 +603,120 @@ pub(crate) fn feed(
     (at, None)
 }
 
+/// The usual row's layout: a key of one column and a value column, each
+/// its own, among at most 64 columns, and no null that reads as a number.
+#[derive(Clone, Copy, Debug)]
+struct Usual {
+    key: usize,
+    value: usize,
+    columns: usize,
+    delimiter: u8,
+}
+
+impl Usual {
+    /// The layout's usual row, if it has one.
+    fn of(layout: &Layout) -> Option<Usual> {
+        let only = |slot: Slot| layout.slots.iter().position(|&s| s == slot);
+        let numeric_null = layout.nulls.iter().any(|n| decimal::quick(n).is_some());
+        let (key, value) = (only(Slot::Key(0))?, only(Slot::Value)?);
+        (layout.keys == 1 && layout.columns <= 64 && !numeric_null).then_some(Usual {
+            key,
+            value,
+            columns: layout.columns,
+            delimiter: layout.delimiter,
+        })
+    }
+}
+
+/// Adds the rows from `at` on while each is a usual one: read from the
+/// 64 bytes at its start ([`Window`]), its value of the quick
+/// grammar ([`decimal::quick`]), at the table's scale, and its key, with
+/// no doubled quotes, already in the table. Returns the start of the
+/// first row that is not, which [`feed`]'s general path then reads and
+/// adds or refuses, or `until` or past it.
+///
+/// The AVX2 and AVX-512 tiers run a copy compiled for their CPUs: their
+/// masks are then built inline, and bit scans, counts and shifts take
+/// one instruction each. The loop is kept small so that the compiler
+/// inlines all of it into each copy.
+fn usual_rows(
+    bytes: &[u8],
+    at: usize,
+    until: usize,
+    usual: Usual,
+    table: &mut Table,
+    masks: Masks,
+) -> usize {
+    match masks {
+        // SAFETY: `Avx512` is only chosen where the CPU has the features
+        // `usual_rows_avx512` is compiled for (`Masks::best` and
+        // `Masks::all` check them at run time).
+        #[cfg(target_arch = "x86_64")]
+        Masks::Avx512 => unsafe { usual_rows_avx512(bytes, at, until, usual, table) },
+        // SAFETY: likewise for `Avx2` and `usual_rows_avx2`.
+        #[cfg(target_arch = "x86_64")]
+        Masks::Avx2 => unsafe { usual_rows_avx2(bytes, at, until, usual, table) },
+        _ => usual_rows_with::<2>(bytes, at, until, usual, table, masks),
+    }
+}
+
+/// [`usual_rows`] for CPUs with AVX-512 BW (and what [`Masks::Avx512`]
+/// needs).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw,avx512f,avx2,bmi1,bmi2,lzcnt,popcnt,pclmulqdq")]
+fn usual_rows_avx512(
+    bytes: &[u8],
+    at: usize,
+    until: usize,
+    usual: Usual,
+    table: &mut Table,
+) -> usize {
+    usual_rows_with::<3>(bytes, at, until, usual, table, Masks::Avx512)
+}
+
+/// [`usual_rows`] for CPUs with AVX2 (and what [`Masks::Avx2`] needs).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,pclmulqdq")]
+fn usual_rows_avx2(
+    bytes: &[u8],
+    at: usize,
+    until: usize,
+    usual: Usual,
+    table: &mut Table,
+) -> usize {
+    usual_rows_with::<4>(bytes, at, until, usual, table, Masks::Avx2)
+}
+
+/// [`usual_rows`]' loop, inlined into each tier's copy with `masks` a
+/// constant; `COPY` is that copy's own for [`Table::find`].
+#[inline(always)]
+fn usual_rows_with<const COPY: u8>(
+    bytes: &[u8],
+    mut at: usize,
+    until: usize,
+    usual: Usual,
+    table: &mut Table,
+    masks: Masks,
+) -> usize {
+    while at < until {
+        let Some(row) = Window::at(bytes, at, usual.delimiter, masks, usual.columns) else {
+            break;
+        };
+        let value = row.nth(usual.value, masks);
+        // The quick grammar has no spaces: a cell with spaces around it
+        // is left to the general path, which trims it.
+        let Some(d) = decimal::quick(&bytes[value.start..value.end]) else {
+            break;
+        };
+        let key = row.nth(usual.key, masks);
+        if !table.add_usual::<COPY>(&Probe::new(bytes, key.start, key.end), d) {
+            break;
+        }
+        at = row.next();
+    }
+    at
+}
+
 /// How many rows go to [`Rows`] after one the one-window path left to it.
 const WINDOW_MISSES: u32 = 16;
 
@@ -638,7 +788,7 @@ mod tests {
                 let probe = Probe::new(&within, 3, 3 + x.len());
                 let key = Key::new(y);
                 proptest::prop_assert_eq!(probe.equivalent(&key), x == y);
-                proptest::prop_assert_eq!(Key::new(x) == key, x == y);
+                proptest::prop_assert_eq!(Probe::of(&Key::new(x)).equivalent(&key), x == y);
                 if x == y {
                     proptest::prop_assert_eq!(hasher.hash_one(&probe), hasher.hash_one(&key));
                 }

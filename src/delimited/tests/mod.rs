@@ -179,6 +179,55 @@ fn random_files_read_as_the_model_says_however_they_are_cut() {
     }
 }
 
+/// A null that reads as a number (`--null -9.99`) is a missing value, not
+/// a value, and a value with spaces or a tab around it is read trimmed,
+/// on every path; without that null, `-9.99` is a value.
+#[test]
+fn numeric_nulls_are_missing_and_values_are_trimmed() {
+    // All at one scale, so that none is left to the general path for
+    // its scale alone.
+    let cells = ["-9.99", " 2.50", "3.00 \t", "1.25", "\t-4.50 "];
+    let units = [-999, 250, 300, 125, -450];
+    let mut text = String::from("site,reading\n");
+    for i in 0..300 {
+        text.push_str(&format!("{},{}\n", ["a", "b"][i % 2], cells[i % 5]));
+    }
+    for numeric in [true, false] {
+        let mut model: BTreeMap<&str, Stats> = BTreeMap::new();
+        for i in 0..300 {
+            let s = match (numeric, i % 5) {
+                (true, 0) => Stats::missing(),
+                (_, c) => Stats::new(units[c]),
+            };
+            let site = ["a", "b"][i % 2];
+            model.entry(site).and_modify(|m| m.merge(&s)).or_insert(s);
+        }
+        let want = (model.into_iter().collect::<Summary>())
+            .at_scale(2)
+            .counting_missing(true);
+        let mut dialect = Dialect::csv(vec![Column::Position(1)], Column::Position(2));
+        if numeric {
+            dialect.nulls.push("-9.99".into());
+        }
+        for masks in masks() {
+            for (threads, chunk_size) in [(1, 1 << 20), (2, 64)] {
+                let options = Options {
+                    threads,
+                    chunk_size,
+                };
+                for stream in [false, true] {
+                    let got = read_as(text.as_bytes(), &dialect, stream, &options, masks);
+                    assert_eq!(
+                        got.unwrap(),
+                        want,
+                        "{numeric} {masks:?} {options:?} {stream}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// A column that is both the value and the key, or the key's first part,
 /// is read as each; the rows are many, so that most take the window path.
 #[test]
