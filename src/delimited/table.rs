@@ -95,25 +95,49 @@ impl Key {
     }
 }
 
-/// Hashes a key: a short one by its words and length, a longer one by all
-/// its bytes, so that long keys sharing their first bytes spread.
+/// Hashes a key: a short one by its words and length, one of up to
+/// twice [`HEAD`] bytes by those and its last [`HEAD`] bytes, a longer one
+/// by all its bytes. Every byte counts, so keys that share their first
+/// bytes spread.
 #[inline(always)]
 fn hash_key<H: Hasher>(head: [u64; 2], bytes: &[u8], state: &mut H) {
+    // One multiply for both words. The length goes in the top byte,
+    // zero below 16 bytes, so that keys that differ only by trailing
+    // NULs (`a`, `a\0`, ...) hash apart.
+    let words = |n: usize| (u128::from(head[1]) ^ (n as u128) << 56) << 64 | u128::from(head[0]);
     match bytes.len() {
-        // One multiply for both words. The length goes in the top byte,
-        // zero below 16 bytes, so that keys that differ only by trailing
-        // NULs (`a`, `a\0`, ...) hash apart.
-        n @ ..=HEAD => {
-            state.write_u128((u128::from(head[1]) ^ (n as u128) << 56) << 64 | u128::from(head[0]))
+        n if n <= HEAD => state.write_u128(words(n)),
+        n if n <= TAIL_MAX => {
+            state.write_u128(words(n));
+            state.write_u128(tail(bytes));
         }
         _ => state.write(bytes),
     }
 }
 
-/// Whether two keys, each given as its words and bytes, are the same.
+/// The longest key compared and hashed by its head and [`tail`].
+const TAIL_MAX: usize = 2 * HEAD;
+
+/// The last [`HEAD`] bytes of `bytes`, which holds more, as a word: with
+/// the head, all of a key of up to [`TAIL_MAX`] bytes.
+#[inline(always)]
+fn tail(bytes: &[u8]) -> u128 {
+    let last = bytes.last_chunk::<HEAD>().expect("longer than HEAD");
+    u128::from_le_bytes(*last)
+}
+
+/// Whether two keys, each given as its words and bytes, are the same: a
+/// key of up to [`TAIL_MAX`] bytes by its words and [`tail`], where a
+/// byte compare would be a call.
 #[inline(always)]
 fn same(a: ([u64; 2], &[u8]), b: ([u64; 2], &[u8])) -> bool {
-    a.1.len() == b.1.len() && a.0 == b.0 && (a.1.len() <= HEAD || a.1[HEAD..] == b.1[HEAD..])
+    a.1.len() == b.1.len()
+        && a.0 == b.0
+        && match a.1.len() {
+            n if n <= HEAD => true,
+            n if n <= TAIL_MAX => tail(a.1) == tail(b.1),
+            _ => a.1[HEAD..] == b.1[HEAD..],
+        }
 }
 
 impl Hash for Key {
@@ -426,10 +450,13 @@ pub(crate) fn feed(
     let mut values = Vec::new();
     let mut joined = Vec::new();
     let mut at = from;
-    // Rows the one-window path left to `rows` lately: while it is not
-    // zero, rows go to `rows` straight away (a file of long rows would
-    // otherwise pay a window's masks twice over).
-    let mut misses = 0u32;
+    // Rows to go to `rows` straight away, and how many the next miss of
+    // the one-window path sends there: none after one miss, then twice as
+    // many after each miss in a row, up to `WINDOW_MISSES`; a row the
+    // window reads starts over. So a file of long rows does not pay a
+    // window's masks twice over, and a few long rows among short ones
+    // take only themselves off the window path.
+    let (mut misses, mut backoff) = (0u32, 0u32);
     // The cells the aggregation reads; a row of more than 64 cells never
     // fits a window.
     let wanted = match layout.columns {
@@ -451,7 +478,11 @@ pub(crate) fn feed(
     let usual = Usual::of(layout);
     while at < until {
         if let (Some(usual), 0) = (usual, misses) {
+            let start = at;
             at = usual_rows(bytes, at, until, usual, table, masks);
+            if at > start {
+                backoff = 0;
+            }
             if at >= until {
                 break;
             }
@@ -494,10 +525,14 @@ pub(crate) fn feed(
         };
         match quick {
             // A window's row has its columns and nothing past them.
-            Some(next) => at = next,
+            Some(next) => {
+                at = next;
+                backoff = 0;
+            }
             None => {
                 if tried {
-                    misses = WINDOW_MISSES;
+                    misses = backoff;
+                    backoff = (2 * backoff).clamp(1, WINDOW_MISSES);
                 }
                 if rows.at() != at {
                     rows = Rows::new(bytes, at, layout.delimiter, masks);
@@ -717,7 +752,8 @@ fn usual_rows_with<const COPY: u8>(
     at
 }
 
-/// How many rows go to [`Rows`] after one the one-window path left to it.
+/// The most rows that go to [`Rows`] after one the one-window path left to
+/// it.
 const WINDOW_MISSES: u32 = 16;
 
 /// Where a chunk stops after a fault: nothing after it is read.
