@@ -695,32 +695,35 @@ fn usual_rows(
     }
 }
 
-/// [`usual_rows`] for CPUs with AVX-512 BW (and what [`Masks::Avx512`]
-/// needs).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512bw,avx512f,avx2,bmi1,bmi2,lzcnt,popcnt,pclmulqdq")]
-fn usual_rows_avx512(
-    bytes: &[u8],
-    at: usize,
-    until: usize,
-    usual: Usual,
-    table: &mut Table,
-) -> usize {
-    usual_rows_with::<3>(bytes, at, until, usual, table, Masks::Avx512)
+/// Defines `$name`, [`usual_rows`] compiled for the CPU features
+/// `$features`, which the tier `$masks` needs.
+macro_rules! usual_rows_for {
+    ($(#[$doc:meta])* $name:ident, $features:literal, $masks:expr, $copy:literal) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        fn $name(bytes: &[u8], at: usize, until: usize, usual: Usual, table: &mut Table) -> usize {
+            usual_rows_with::<$copy>(bytes, at, until, usual, table, $masks)
+        }
+    };
 }
 
-/// [`usual_rows`] for CPUs with AVX2 (and what [`Masks::Avx2`] needs).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt,pclmulqdq")]
-fn usual_rows_avx2(
-    bytes: &[u8],
-    at: usize,
-    until: usize,
-    usual: Usual,
-    table: &mut Table,
-) -> usize {
-    usual_rows_with::<4>(bytes, at, until, usual, table, Masks::Avx2)
-}
+usual_rows_for!(
+    /// [`usual_rows`] for CPUs with AVX-512 BW (and what
+    /// [`Masks::Avx512`] needs).
+    usual_rows_avx512,
+    "avx512bw,avx512f,avx2,bmi1,bmi2,lzcnt,popcnt,pclmulqdq",
+    Masks::Avx512,
+    3
+);
+
+usual_rows_for!(
+    /// [`usual_rows`] for CPUs with AVX2 (and what [`Masks::Avx2`] needs).
+    usual_rows_avx2,
+    "avx2,bmi1,bmi2,lzcnt,popcnt,pclmulqdq",
+    Masks::Avx2,
+    4
+);
 
 /// [`usual_rows`]' loop, inlined into each tier's copy with `masks` a
 /// constant; `COPY` is that copy's own for [`Table::find`].
