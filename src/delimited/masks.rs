@@ -145,10 +145,10 @@ impl Masks {
     #[inline(always)]
     pub(super) fn skip(self, x: u64, k: u32) -> u64 {
         match self {
+            #[cfg(target_arch = "x86_64")]
             // SAFETY: `Avx512` is only chosen where the CPU has BMI2
             // (`has_avx512`, through `has_bits`); PDEP reads two
             // registers and writes one.
-            #[cfg(target_arch = "x86_64")]
             Masks::Avx512 => x & unsafe { std::arch::x86_64::_pdep_u64(1 << k, x) }.wrapping_neg(),
             _ => {
                 let mut x = x;

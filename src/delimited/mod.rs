@@ -4,11 +4,14 @@
 //! A [`Dialect`] says how to read the files; each file's header resolves
 //! it into a [`Layout`] (which cells are the key and the value). The
 //! [`scan`] module finds rows and cells with RFC 4180 quoting, the
-//! [`decimal`] module parses values, the [`table`] module keeps each key's
-//! [`Stats`](crate::Stats) at one scale, and [`run`] spreads a file's rows
-//! over threads.
+//! [`decimal`] module parses values, [`key`] holds a key as a table looks
+//! it up, the [`table`] module keeps each key's [`Stats`](crate::Stats) at
+//! one scale, [`feed`] adds a stretch of rows to a table, and [`run`]
+//! spreads a file's rows over threads.
 
 pub(crate) mod decimal;
+mod feed;
+mod key;
 pub(crate) mod masks;
 pub(crate) mod run;
 pub(crate) mod scan;

@@ -16,9 +16,10 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use super::feed::feed;
 use super::masks::Masks;
 use super::scan::{guess_row_start, row_start_after, Rows};
-use super::table::{feed, Table, SKIPPED_SHOWN};
+use super::table::{Table, SKIPPED_SHOWN};
 use super::{CellError, CellFault, DelimitedError, Dialect, Layout};
 use crate::detail::Kept;
 use crate::driver::{release, Content, Held, RunError};
